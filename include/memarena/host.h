@@ -1,0 +1,28 @@
+// The process-wide host allocator: size classes, spans, per-thread caches, a ceiling on
+// held bytes, and release of free spans to the OS.
+#pragma once
+
+#include <cstddef>
+
+#include "memarena/allocator.h"
+#include "memarena/config.h"
+
+namespace memarena {
+
+// The process-wide host allocator. Created on first use with HostConfig::FromEnvironment()
+// (MEMARENA_CONF); never destroyed. Thread-safe; the small-size path takes no lock.
+Allocator& HostAllocator();
+
+// Sets the ceiling on bytes the host allocator holds (0 = unlimited). Fails, returning
+// false and changing nothing, when `bytes` is below what is already held after releasing
+// every free span.
+bool SetCeiling(std::size_t bytes);
+
+// The current ceiling (0 = unlimited).
+std::size_t Ceiling() noexcept;
+
+// Releases free spans of the host allocator (including the calling thread's cache and the
+// central lists) and of every live arena. Returns the bytes given back.
+std::size_t ReleaseUnusedSpans();
+
+}  // namespace memarena

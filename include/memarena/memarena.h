@@ -1,0 +1,8 @@
+// Umbrella header: the whole public API of memarena (the CUDA part is <memarena/cuda.h>).
+#pragma once
+
+#include "memarena/allocator.h"
+#include "memarena/config.h"
+#include "memarena/errors.h"
+#include "memarena/host.h"
+#include "memarena/stats.h"

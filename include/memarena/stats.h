@@ -1,0 +1,63 @@
+// AllocatorStats: the one stats record every memarena allocator fills in.
+// Field names follow the glossary in DESIGN.md (in use, requested, held, releasable, peak).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace memarena {
+
+// Per-size-class counters of the host allocator. Other allocators leave them empty.
+struct SizeClassStats {
+  std::size_t size = 0;        // bytes handed out for one object of this class
+  std::uint64_t num_allocs = 0;
+  std::uint64_t num_frees = 0;
+  std::size_t bytes_in_use = 0;  // live objects * size
+};
+
+inline constexpr std::size_t kMaxSizeClassStats = 96;
+
+struct AllocatorStats {
+  // Current values.
+  std::size_t bytes_in_use = 0;      // handed to callers, at the size reserved for them
+  std::size_t bytes_requested = 0;   // sum of the sizes callers asked for
+  std::size_t bytes_held = 0;        // obtained from the OS/device and not yet returned
+  std::size_t bytes_releasable = 0;  // held bytes ReleaseUnusedSpans() could return now
+  std::size_t largest_free_block = 0;
+  double fragmentation = 0.0;        // 1 - largest_free_block / free bytes inside held
+
+  // Peaks since start or since ResetPeakStats().
+  std::size_t peak_bytes_in_use = 0;
+  std::size_t peak_bytes_requested = 0;
+  std::size_t peak_bytes_held = 0;
+
+  // Limit on held bytes; 0 means unlimited (host: ceiling, arena: max_mem / bytes_limit).
+  std::size_t limit_bytes = 0;
+
+  // Event counters.
+  std::uint64_t num_allocs = 0;
+  std::uint64_t num_frees = 0;
+  std::uint64_t num_reserves = 0;          // regions/spans obtained from the OS or device
+  std::uint64_t num_releases = 0;          // regions/spans given back
+  std::uint64_t bytes_released = 0;        // total bytes given back
+  std::uint64_t num_ooms = 0;              // failed allocations
+  std::uint64_t num_arena_extensions = 0;  // arena growth steps (BFC)
+  std::uint64_t num_arena_shrinkages = 0;  // ReleaseUnusedSpans calls that freed something (BFC)
+  std::size_t max_alloc_size = 0;          // largest single allocation served
+
+  // Host allocator only: one entry per size class, num_size_classes of them valid.
+  std::size_t num_size_classes = 0;
+  std::array<SizeClassStats, kMaxSizeClassStats> size_classes{};
+};
+
+// A human-readable table of `stats` (fmt), titled with the allocator's name.
+// Allocates; never call it on a hot path.
+std::string FormatStats(const AllocatorStats& stats, std::string_view allocator_name);
+
+// "1.50 GiB"-style rendering used in every message and table.
+std::string FormatBytes(std::size_t bytes);
+
+}  // namespace memarena

@@ -1,0 +1,145 @@
+// Parsing of "key:value,..." settings strings and their value types.
+#include "common/config_parser.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "memarena/errors.h"
+
+namespace memarena::common {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = (a[i] >= 'A' && a[i] <= 'Z') ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    const char y = (b[i] >= 'A' && b[i] <= 'Z') ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
+constexpr std::string_view kSizeForm =
+    "a size: a whole number of bytes with an optional suffix B, K/KiB, M/MiB, G/GiB or "
+    "T/TiB (e.g. 1048576, 512MiB, 8GiB)";
+
+}  // namespace
+
+std::size_t ParseSize(std::string_view key, std::string_view value) {
+  value = Trim(value);
+  unsigned long long number = 0;
+  const char* first = value.data();
+  const char* last = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(first, last, number);
+  if (ec != std::errc() || ptr == first) {
+    throw ConfigError(fmt::format("bad value '{}' for key '{}': expected {}", value, key,
+                                  kSizeForm));
+  }
+  const std::string_view suffix = Trim(std::string_view(ptr, static_cast<std::size_t>(last - ptr)));
+  struct Unit {
+    std::string_view a, b;
+    unsigned shift;
+  };
+  static constexpr Unit kUnits[] = {{"", "b", 0},    {"k", "kib", 10}, {"m", "mib", 20},
+                                    {"g", "gib", 30}, {"t", "tib", 40}, {"kb", "kb", 10},
+                                    {"mb", "mb", 20}, {"gb", "gb", 30}};
+  for (const Unit& unit : kUnits) {
+    if (EqualsIgnoreCase(suffix, unit.a) || EqualsIgnoreCase(suffix, unit.b)) {
+      if (unit.shift != 0 && number > (std::numeric_limits<std::size_t>::max() >> unit.shift)) {
+        throw ConfigError(fmt::format("bad value '{}' for key '{}': the size overflows 64 bits",
+                                      value, key));
+      }
+      return static_cast<std::size_t>(number) << unit.shift;
+    }
+  }
+  throw ConfigError(fmt::format("bad value '{}' for key '{}': unknown suffix '{}'; expected {}",
+                                value, key, suffix, kSizeForm));
+}
+
+double ParseRatio(std::string_view key, std::string_view value, double min_exclusive,
+                  double max_inclusive) {
+  value = Trim(value);
+  double number = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (ec != std::errc() || ptr != value.data() + value.size() || value.empty() ||
+      !std::isfinite(number) || number <= min_exclusive || number > max_inclusive) {
+    throw ConfigError(fmt::format("bad value '{}' for key '{}': expected a number in ({}, {}]",
+                                  value, key, min_exclusive, max_inclusive));
+  }
+  return number;
+}
+
+bool ParseBool(std::string_view key, std::string_view value) {
+  value = Trim(value);
+  if (value == "1" || EqualsIgnoreCase(value, "true") || EqualsIgnoreCase(value, "on")) return true;
+  if (value == "0" || EqualsIgnoreCase(value, "false") || EqualsIgnoreCase(value, "off")) {
+    return false;
+  }
+  throw ConfigError(fmt::format("bad value '{}' for key '{}': expected 0 or 1 (or true/false)",
+                                value, key));
+}
+
+long long ParseInteger(std::string_view key, std::string_view value, long long min,
+                       long long max) {
+  value = Trim(value);
+  long long number = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (ec != std::errc() || ptr != value.data() + value.size() || value.empty() || number < min ||
+      number > max) {
+    throw ConfigError(fmt::format("bad value '{}' for key '{}': expected a whole number in [{}, {}]",
+                                  value, key, min, max));
+  }
+  return number;
+}
+
+std::string ListKeys(std::span<const ConfigKey> keys) {
+  std::string out;
+  for (const ConfigKey& k : keys) {
+    if (!out.empty()) out += ", ";
+    out += k.key;
+  }
+  return out;
+}
+
+void ParseConfigString(std::string_view text, std::span<const ConfigKey> keys,
+                       std::string_view what) {
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = Trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) continue;
+    std::size_t sep = item.find(':');
+    if (sep == std::string_view::npos) sep = item.find('=');
+    const std::string_view key = Trim(item.substr(0, sep));
+    const ConfigKey* row = nullptr;
+    for (const ConfigKey& k : keys) {
+      if (k.key == key) row = &k;
+    }
+    if (row == nullptr) {
+      throw ConfigError(fmt::format("{}: unknown key '{}'; allowed keys: {}", what, key,
+                                    ListKeys(keys)));
+    }
+    if (sep == std::string_view::npos || Trim(item.substr(sep + 1)).empty()) {
+      throw ConfigError(fmt::format("{}: key '{}' has no value; write {}:VALUE where VALUE is {}",
+                                    what, key, key, row->allowed));
+    }
+    try {
+      row->apply(Trim(item.substr(sep + 1)));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: {}", what, e.what()));
+    }
+  }
+}
+
+}  // namespace memarena::common

@@ -1,0 +1,94 @@
+// Stats tables and the out-of-memory diagnostic, rendered with fmt.
+#include "common/format.h"
+
+#include <fmt/format.h>
+
+#include "memarena/allocator.h"
+#include "memarena/stats.h"
+
+namespace memarena {
+
+std::string FormatBytes(std::size_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.2f} {}", value, kUnits[unit]);
+}
+
+namespace {
+std::string LimitText(std::size_t limit) {
+  return limit == 0 ? std::string("unlimited") : FormatBytes(limit);
+}
+}  // namespace
+
+std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name) {
+  std::string out = fmt::format("memarena stats: {}\n", allocator_name);
+  auto row = [&out](std::string_view label, const std::string& now, const std::string& peak) {
+    out += fmt::format("  {:<22} {:>14} {:>14}\n", label, now, peak);
+  };
+  row("", "current", "peak");
+  row("in use", FormatBytes(s.bytes_in_use), FormatBytes(s.peak_bytes_in_use));
+  row("requested", FormatBytes(s.bytes_requested), FormatBytes(s.peak_bytes_requested));
+  row("held", FormatBytes(s.bytes_held), FormatBytes(s.peak_bytes_held));
+  row("releasable", FormatBytes(s.bytes_releasable), "");
+  row("largest free block", FormatBytes(s.largest_free_block), "");
+  row("limit", LimitText(s.limit_bytes), "");
+  row("fragmentation", fmt::format("{:.1f}%", s.fragmentation * 100.0), "");
+  out += fmt::format(
+      "  allocs {}  frees {}  reserves {}  releases {}  released {}  ooms {}\n", s.num_allocs,
+      s.num_frees, s.num_reserves, s.num_releases, FormatBytes(s.bytes_released), s.num_ooms);
+  if (s.num_arena_extensions != 0 || s.num_arena_shrinkages != 0) {
+    out += fmt::format("  arena extensions {}  shrinkages {}  max alloc {}\n",
+                       s.num_arena_extensions, s.num_arena_shrinkages,
+                       FormatBytes(s.max_alloc_size));
+  }
+  if (s.num_size_classes != 0) {
+    out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", "class", "allocs", "frees", "in use");
+    for (std::size_t i = 0; i < s.num_size_classes && i < kMaxSizeClassStats; ++i) {
+      const SizeClassStats& c = s.size_classes[i];
+      if (c.num_allocs == 0) continue;
+      out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", c.size, c.num_allocs, c.num_frees,
+                         FormatBytes(c.bytes_in_use));
+    }
+  }
+  return out;
+}
+
+namespace common {
+
+std::string OutOfMemoryMessage(std::string_view allocator_name, std::size_t requested,
+                               std::size_t alignment, const AllocatorStats& s,
+                               std::string_view reason, std::string_view advice) {
+  return fmt::format(
+      "memarena: {} could not allocate {} (alignment {}): {}. In use {}, requested {}, held {}, "
+      "limit {}, releasable {}, largest free block {}, fragmentation {:.1f}%. {}",
+      allocator_name, FormatBytes(requested), alignment, reason, FormatBytes(s.bytes_in_use),
+      FormatBytes(s.bytes_requested), FormatBytes(s.bytes_held), LimitText(s.limit_bytes),
+      FormatBytes(s.bytes_releasable), FormatBytes(s.largest_free_block),
+      s.fragmentation * 100.0, advice);
+}
+
+}  // namespace common
+
+void* Allocator::Allocate(std::size_t bytes, std::size_t alignment) {
+  if (!IsValidAlignment(alignment)) {
+    throw std::invalid_argument(fmt::format(
+        "memarena: {}: alignment {} is not a power of two", name(), alignment));
+  }
+  void* ptr = TryAllocate(bytes, alignment);
+  if (ptr == nullptr && bytes != 0) throw OutOfMemory(DescribeFailure(bytes, alignment));
+  return ptr;
+}
+
+std::string Allocator::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
+  return common::OutOfMemoryMessage(name(), bytes, alignment, GetStats(),
+                                    "the request does not fit",
+                                    "Raise the allocator's limit or free memory first.");
+}
+
+}  // namespace memarena

@@ -1,0 +1,53 @@
+// The whole OS contract of memarena in one header (after mimalloc's prim.h). Every syscall
+// and OS #if lives behind these functions; no other layer talks to the OS.
+//
+// Preconditions common to all: sizes are multiples of PageSize() unless stated; none of
+// these functions allocates heap memory, so the drop-in malloc may call them at any time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memarena::platform {
+
+// The OS page size in bytes (4096 on x86-64 Linux). Cached after the first call.
+std::size_t PageSize() noexcept;
+
+// Reserves and commits `size` bytes of zeroed, read-write address space whose start is a
+// multiple of `alignment` (a power of two >= PageSize()). Returns nullptr on failure
+// (ENOMEM, or the address-space limit); never throws.
+void* MapPages(std::size_t size, std::size_t alignment) noexcept;
+
+// Returns a range obtained from MapPages (or a page-aligned part of one) to the OS.
+void UnmapPages(void* ptr, std::size_t size) noexcept;
+
+// Drops the physical pages behind a mapped range (MADV_DONTNEED): RSS falls at once,
+// the range stays mapped and reads back as zeros when touched again.
+void DecommitPages(void* ptr, std::size_t size) noexcept;
+
+// Resident set size of this process, in bytes, from /proc/self/statm. 0 if unreadable.
+std::size_t ResidentBytes() noexcept;
+
+// Peak resident set size (VmHWM) of this process, in bytes. 0 if unreadable.
+std::size_t PeakResidentBytes() noexcept;
+
+// getenv without allocating; nullptr when unset.
+const char* GetEnv(const char* name) noexcept;
+
+// Writes `size` bytes to stderr with write(2): safe inside malloc and at exit.
+void WriteStderr(const char* text, std::size_t size) noexcept;
+
+// Registers fork handlers (pthread_atfork). Any may be nullptr.
+void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
+
+// Registers `fn(arg)` to run when the calling thread exits (a pthread key destructor).
+// One pthread key per distinct `fn` (at most 8); returns false on failure.
+bool OnThreadExit(void (*fn)(void*), void* arg) noexcept;
+
+// A small integer unique to the calling thread while it lives.
+std::uint64_t ThreadId() noexcept;
+
+// Monotonic clock in nanoseconds.
+std::uint64_t NowNanos() noexcept;
+
+}  // namespace memarena::platform

@@ -1,0 +1,139 @@
+// Linux implementation of the OS contract in os.h.
+#include "platform/os.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace memarena::platform {
+
+std::size_t PageSize() noexcept {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+void* MapPages(std::size_t size, std::size_t alignment) noexcept {
+  if (size == 0) return nullptr;
+  const std::size_t page = PageSize();
+  if (alignment < page) alignment = page;
+  // Over-reserve by alignment - page, then trim both ends, so the result is aligned
+  // without relying on the kernel's placement.
+  const std::size_t extra = alignment - page;
+  if (size + extra < size) return nullptr;
+  void* raw = mmap(nullptr, size + extra, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+  const std::size_t head = aligned - start;
+  const std::size_t tail = extra - head;
+  if (head != 0) munmap(raw, head);
+  if (tail != 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
+  return reinterpret_cast<void*>(aligned);
+}
+
+void UnmapPages(void* ptr, std::size_t size) noexcept {
+  if (ptr != nullptr && size != 0) munmap(ptr, size);
+}
+
+void DecommitPages(void* ptr, std::size_t size) noexcept {
+  if (ptr != nullptr && size != 0) madvise(ptr, size, MADV_DONTNEED);
+}
+
+namespace {
+
+// Reads a small /proc file into `buf` without allocating; returns bytes read or -1.
+long ReadSmallFile(const char* path, char* buf, std::size_t cap) noexcept {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const ssize_t n = read(fd, buf, cap - 1);
+  close(fd);
+  if (n < 0) return -1;
+  buf[n] = '\0';
+  return n;
+}
+
+}  // namespace
+
+std::size_t ResidentBytes() noexcept {
+  char buf[256];
+  if (ReadSmallFile("/proc/self/statm", buf, sizeof buf) <= 0) return 0;
+  // statm: size resident shared text lib data dt (in pages).
+  char* p = buf;
+  std::strtoull(p, &p, 10);
+  const unsigned long long resident = std::strtoull(p, &p, 10);
+  return static_cast<std::size_t>(resident) * PageSize();
+}
+
+std::size_t PeakResidentBytes() noexcept {
+  char buf[4096];
+  if (ReadSmallFile("/proc/self/status", buf, sizeof buf) <= 0) return 0;
+  const char* line = std::strstr(buf, "VmHWM:");
+  if (line == nullptr) return 0;
+  char* end = nullptr;
+  const unsigned long long kib = std::strtoull(line + 6, &end, 10);
+  return static_cast<std::size_t>(kib) * 1024;
+}
+
+const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
+
+void WriteStderr(const char* text, std::size_t size) noexcept {
+  while (size > 0) {
+    const ssize_t n = write(STDERR_FILENO, text, size);
+    if (n <= 0) return;
+    text += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
+  pthread_atfork(prepare, parent, child);
+}
+
+bool OnThreadExit(void (*fn)(void*), void* arg) noexcept {
+  // One key per distinct destructor; a tiny fixed table keeps this allocation-free.
+  struct Slot {
+    std::atomic<void (*)(void*)> fn{nullptr};
+    pthread_key_t key{};
+    std::atomic<bool> ready{false};
+  };
+  static Slot slots[8];
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  for (Slot& slot : slots) {
+    if (slot.ready.load(std::memory_order_acquire) && slot.fn.load() == fn) {
+      return pthread_setspecific(slot.key, arg) == 0;
+    }
+  }
+  pthread_mutex_lock(&lock);
+  Slot* found = nullptr;
+  for (Slot& slot : slots) {
+    if (slot.ready.load() && slot.fn.load() == fn) { found = &slot; break; }
+    if (!slot.ready.load()) {
+      if (pthread_key_create(&slot.key, fn) != 0) break;
+      slot.fn.store(fn);
+      slot.ready.store(true, std::memory_order_release);
+      found = &slot;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return found != nullptr && pthread_setspecific(found->key, arg) == 0;
+}
+
+std::uint64_t ThreadId() noexcept { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }
+
+std::uint64_t NowNanos() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace memarena::platform

@@ -1,0 +1,100 @@
+// The MEMARENA_CONF parser: good strings parse, and every kind of bad string names its key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/config_parser.h"
+#include "memarena/memarena.h"
+
+namespace memarena {
+namespace {
+
+std::string ErrorOf(std::string_view text) {
+  try {
+    HostConfig::Parse(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(HostConfigParse, DefaultsWhenEmpty) {
+  const HostConfig c = HostConfig::Parse("");
+  EXPECT_EQ(c.ceiling, 0u);
+  EXPECT_DOUBLE_EQ(c.release_threshold_ratio, 0.8);
+  EXPECT_FALSE(c.stats_at_exit);
+}
+
+TEST(HostConfigParse, SizesTakeEverySuffix) {
+  EXPECT_EQ(HostConfig::Parse("ceiling:1048576").ceiling, 1048576u);
+  EXPECT_EQ(HostConfig::Parse("ceiling:512KiB").ceiling, 512u << 10);
+  EXPECT_EQ(HostConfig::Parse("ceiling:512K").ceiling, 512u << 10);
+  EXPECT_EQ(HostConfig::Parse("ceiling:256MiB").ceiling, 256u << 20);
+  EXPECT_EQ(HostConfig::Parse("ceiling:256m").ceiling, 256u << 20);
+  EXPECT_EQ(HostConfig::Parse("ceiling:8GiB").ceiling, std::size_t{8} << 30);
+  EXPECT_EQ(HostConfig::Parse("ceiling:2G").ceiling, std::size_t{2} << 30);
+  EXPECT_EQ(HostConfig::Parse("ceiling:1TiB").ceiling, std::size_t{1} << 40);
+  EXPECT_EQ(HostConfig::Parse("ceiling:64B").ceiling, 64u);
+}
+
+TEST(HostConfigParse, SeveralKeysWithSpacesAndEquals) {
+  const HostConfig c = HostConfig::Parse(
+      " ceiling : 1GiB , release_threshold_ratio=0.5,stats_at_exit:1,trace_file:/tmp/t.csv,");
+  EXPECT_EQ(c.ceiling, std::size_t{1} << 30);
+  EXPECT_DOUBLE_EQ(c.release_threshold_ratio, 0.5);
+  EXPECT_TRUE(c.stats_at_exit);
+  EXPECT_EQ(c.trace_file, "/tmp/t.csv");
+}
+
+TEST(HostConfigParse, UnknownKeyListsTheAllowedOnes) {
+  const std::string e = ErrorOf("celing:1GiB");
+  EXPECT_NE(e.find("unknown key 'celing'"), std::string::npos) << e;
+  EXPECT_NE(e.find("ceiling"), std::string::npos) << e;
+  EXPECT_NE(e.find("release_threshold_ratio"), std::string::npos) << e;
+  EXPECT_NE(e.find("MEMARENA_CONF"), std::string::npos) << e;
+}
+
+TEST(HostConfigParse, MissingValueNamesTheKey) {
+  EXPECT_NE(ErrorOf("ceiling").find("key 'ceiling' has no value"), std::string::npos);
+  EXPECT_NE(ErrorOf("ceiling:").find("key 'ceiling' has no value"), std::string::npos);
+}
+
+TEST(HostConfigParse, BadSizesSayWhatIsAllowed) {
+  for (const char* bad : {"ceiling:lots", "ceiling:-5", "ceiling:12XB", "ceiling:1.5GiB"}) {
+    const std::string e = ErrorOf(bad);
+    EXPECT_NE(e.find("for key 'ceiling'"), std::string::npos) << bad << " -> " << e;
+    EXPECT_NE(e.find("KiB"), std::string::npos) << bad << " -> " << e;
+  }
+  EXPECT_NE(ErrorOf("ceiling:99999999999999TiB").find("overflows"), std::string::npos);
+}
+
+TEST(HostConfigParse, BadRatiosSayTheRange) {
+  for (const char* bad : {"release_threshold_ratio:0", "release_threshold_ratio:1.5",
+                          "release_threshold_ratio:abc", "release_threshold_ratio:0.5x",
+                          "release_threshold_ratio:nan"}) {
+    const std::string e = ErrorOf(bad);
+    EXPECT_NE(e.find("key 'release_threshold_ratio'"), std::string::npos) << bad << " -> " << e;
+    EXPECT_NE(e.find("(0, 1]"), std::string::npos) << bad << " -> " << e;
+  }
+}
+
+TEST(HostConfigParse, BadBoolsSayZeroOrOne) {
+  const std::string e = ErrorOf("stats_at_exit:maybe");
+  EXPECT_NE(e.find("key 'stats_at_exit'"), std::string::npos) << e;
+  EXPECT_NE(e.find("0 or 1"), std::string::npos) << e;
+}
+
+TEST(ConfigParser, IntegersCheckTheirRange) {
+  EXPECT_EQ(common::ParseInteger("n", "42", 0, 100), 42);
+  EXPECT_THROW(common::ParseInteger("n", "101", 0, 100), ConfigError);
+  EXPECT_THROW(common::ParseInteger("n", "4x", 0, 100), ConfigError);
+}
+
+TEST(FormatBytes, PicksAReadableUnit) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
+  EXPECT_EQ(FormatBytes(std::size_t{3} << 30), "3.00 GiB");
+}
+
+}  // namespace
+}  // namespace memarena
