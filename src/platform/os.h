@@ -51,3 +51,14 @@ std::uint64_t ThreadId() noexcept;
 std::uint64_t NowNanos() noexcept;
 
 }  // namespace memarena::platform
+
+namespace memarena::platform {
+
+// Minimal file output for trace logs and reports written from inside the allocator:
+// no heap allocation, no stdio. OpenForWrite truncates or creates (mode 0644) and returns
+// a descriptor, or -1. WriteAll retries short writes and returns false on error.
+int OpenForWrite(const char* path) noexcept;
+bool WriteAll(int fd, const char* data, std::size_t size) noexcept;
+void CloseFile(int fd) noexcept;
+
+}  // namespace memarena::platform

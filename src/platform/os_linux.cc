@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -85,12 +86,7 @@ std::size_t PeakResidentBytes() noexcept {
 const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
 
 void WriteStderr(const char* text, std::size_t size) noexcept {
-  while (size > 0) {
-    const ssize_t n = write(STDERR_FILENO, text, size);
-    if (n <= 0) return;
-    text += n;
-    size -= static_cast<std::size_t>(n);
-  }
+  WriteAll(STDERR_FILENO, text, size);
 }
 
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
@@ -134,6 +130,29 @@ std::uint64_t NowNanos() noexcept {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
          static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace memarena::platform
+
+namespace memarena::platform {
+
+int OpenForWrite(const char* path) noexcept {
+  return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+bool WriteAll(int fd, const char* data, std::size_t size) noexcept {
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void CloseFile(int fd) noexcept {
+  if (fd >= 0) close(fd);
 }
 
 }  // namespace memarena::platform
