@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages memarena needs when they are missing (fresh machine or CI).
+set -euo pipefail
+packages=(cmake make g++ clang libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+          pkg-config python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then sudo=sudo; else sudo=; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

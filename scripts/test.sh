@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds memarena and runs every test with ctest.
+#   scripts/test.sh                       # plain RelWithDebInfo build in build/
+#   SANITIZE=address,undefined scripts/test.sh   # build-asan-ubsan/, benchmarks off
+#   SANITIZE=thread scripts/test.sh              # build-thread/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+jobs=$(nproc)
+if [[ -n "${SANITIZE:-}" ]]; then
+  build=${BUILD_DIR:-build-${SANITIZE//,/-}}
+  extra=(-DMEMARENA_SANITIZE="$SANITIZE" -DMEMARENA_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
+else
+  build=${BUILD_DIR:-build}
+  extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+cmake -S . -B "$build" "${extra[@]}" ${CMAKE_ARGS:-}
+cmake --build "$build" -j"$jobs"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+ctest --test-dir "$build" --output-on-failure -j"$jobs" ${CTEST_ARGS:-}
