@@ -6,3 +6,4 @@
 #include "memarena/errors.h"
 #include "memarena/host.h"
 #include "memarena/stats.h"
+#include "memarena/tracing.h"

@@ -1,0 +1,84 @@
+// Allocation traces: RMM's replay-log CSV format (read, write) and TracingAllocator, the
+// wrapper that logs every call of any Allocator (it stacks like RMM's logging adaptor).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memarena/allocator.h"
+
+namespace memarena {
+
+enum class TraceAction { kAllocate, kFree, kAllocateFailure };
+
+// "allocate", "free" or "allocate failure", as RMM spells them.
+std::string_view TraceActionName(TraceAction action) noexcept;
+
+// One row of a trace.
+struct TraceEvent {
+  std::uint64_t thread = 0;
+  std::uint64_t time_ns = 0;  // from the Time column (HH:MM:SS.uuuuuu), in nanoseconds
+  TraceAction action = TraceAction::kAllocate;
+  std::uintptr_t pointer = 0;
+  std::size_t size = 0;
+  std::uint64_t stream = 0;
+};
+
+// A trace that cannot be read or parsed; what() reads "SOURCE:LINE: problem".
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses RMM replay-log CSV. The header row names the columns (any order; unknown columns
+// are ignored; Thread, Time, Action, Pointer, Size are required, Stream is optional).
+// Pointer and Stream take hex (0x...) or decimal; Time takes HH:MM:SS.uuuuuu (RMM also
+// wrote HH:MM:SS:uuuuuu; both parse). Blank lines are skipped. Throws TraceError naming
+// `source` and the line for anything else. Costs one pass and one vector.
+std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view source = "trace");
+
+// Reads and parses a file; throws TraceError when it cannot be read or parsed.
+std::vector<TraceEvent> ReadTrace(const std::string& path);
+
+// Writes `events` as RMM replay-log CSV; throws TraceError when the file cannot be written.
+void WriteTrace(const std::string& path, std::span<const TraceEvent> events);
+
+// Wraps `upstream` (which must outlive the wrapper) and appends one row per allocation,
+// failed allocation and free to a CSV file in RMM's replay-log format. A free row carries
+// the pointer's usable size (the wrapper keeps no map of requested sizes, so it stays
+// allocation-free on the hot path). Tracing is opt-in: an allocator that is not wrapped pays
+// nothing. Wrapped, each call costs the upstream call plus one formatted row appended to a
+// 32 KiB buffer under a mutex; the buffer is written out when full, on Flush and at
+// destruction. Stats, release and names are the upstream's.
+class TracingAllocator final : public Allocator {
+ public:
+  // Throws TraceError when `path` cannot be opened for writing.
+  TracingAllocator(Allocator& upstream, const std::string& path);
+  ~TracingAllocator() override;  // flushes and closes the file
+
+  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
+  void Deallocate(void* ptr) noexcept override;
+  std::size_t UsableSize(const void* ptr) const noexcept override;
+  AllocatorStats GetStats() const override;
+  void ResetPeakStats() override;
+  std::size_t ReleaseUnusedSpans() override;
+  AllocatorKind kind() const noexcept override;
+  std::string_view name() const noexcept override;
+  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
+
+  // Writes buffered rows to the file now.
+  void Flush() noexcept;
+
+ private:
+  struct Log;
+  Allocator& upstream_;
+  std::unique_ptr<Log> log_;
+};
+
+}  // namespace memarena
