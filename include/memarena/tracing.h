@@ -21,7 +21,7 @@ enum class TraceAction { kAllocate, kFree, kAllocateFailure };
 std::string_view TraceActionName(TraceAction action) noexcept;
 
 // One row of a trace.
-struct TraceEvent {
+struct TraceRecord {
   std::uint64_t thread = 0;
   std::uint64_t time_ns = 0;  // from the Time column (HH:MM:SS.uuuuuu), in nanoseconds
   TraceAction action = TraceAction::kAllocate;
@@ -41,13 +41,13 @@ class TraceError : public std::runtime_error {
 // Pointer and Stream take hex (0x...) or decimal; Time takes HH:MM:SS.uuuuuu (RMM also
 // wrote HH:MM:SS:uuuuuu; both parse). Blank lines are skipped. Throws TraceError naming
 // `source` and the line for anything else. Costs one pass and one vector.
-std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view source = "trace");
+std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source = "trace");
 
 // Reads and parses a file; throws TraceError when it cannot be read or parsed.
-std::vector<TraceEvent> ReadTrace(const std::string& path);
+std::vector<TraceRecord> ReadTrace(const std::string& path);
 
 // Writes `events` as RMM replay-log CSV; throws TraceError when the file cannot be written.
-void WriteTrace(const std::string& path, std::span<const TraceEvent> events);
+void WriteTrace(const std::string& path, std::span<const TraceRecord> events);
 
 // Wraps `upstream` (which must outlive the wrapper) and appends one row per allocation,
 // failed allocation and free to a CSV file in RMM's replay-log format. A free row carries

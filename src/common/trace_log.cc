@@ -272,8 +272,8 @@ Columns ParseHeader(std::string_view line, std::string_view source) {
 
 }  // namespace
 
-std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view source) {
-  std::vector<TraceEvent> events;
+std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source) {
+  std::vector<TraceRecord> events;
   Columns columns;
   bool have_header = false;
   std::size_t line_number = 0;
@@ -297,7 +297,7 @@ std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view sourc
       throw TraceError(fmt::format("{}:{}: expected {} fields, got {} in line '{}'", source,
                                    line_number, columns.count, fields.size(), line));
     }
-    TraceEvent e;
+    TraceRecord e;
     std::uint64_t value = 0;
     if (!ParseUnsigned(fields[columns.thread], e.thread)) {
       throw fail("bad Thread (a number)", fields[columns.thread]);
@@ -325,7 +325,7 @@ std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view sourc
   return events;
 }
 
-std::vector<TraceEvent> ReadTrace(const std::string& path) {
+std::vector<TraceRecord> ReadTrace(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(fmt::format("{}: cannot open the trace: {}", path, std::strerror(errno)));
   std::ostringstream text;
@@ -333,14 +333,14 @@ std::vector<TraceEvent> ReadTrace(const std::string& path) {
   return ParseTrace(text.str(), path);
 }
 
-void WriteTrace(const std::string& path, std::span<const TraceEvent> events) {
+void WriteTrace(const std::string& path, std::span<const TraceRecord> events) {
   const int fd = platform::OpenForWrite(path.c_str());
   if (fd < 0) {
     throw TraceError(fmt::format("{}: cannot write the trace: {}", path, std::strerror(errno)));
   }
   std::string out(common::kHeader);
   char row[common::kMaxTraceRowBytes];
-  for (const TraceEvent& e : events) {
+  for (const TraceRecord& e : events) {
     out.append(row, common::FormatTraceRow(row, e.thread, e.time_ns, e.action, e.pointer, e.size,
                                            e.stream));
   }

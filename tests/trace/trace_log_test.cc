@@ -170,7 +170,7 @@ TEST(ReadTrace, MissingFileIsAClearError) {
 
 TEST(WriteTrace, RoundTripsEvents) {
   const std::string path = TempPath("write_trace");
-  std::vector<TraceEvent> events = {
+  std::vector<TraceRecord> events = {
       {1, 1500, TraceAction::kAllocate, 0x1000, 64, 0},
       {2, 2000000, TraceAction::kFree, 0x1000, 64, 5},
   };
