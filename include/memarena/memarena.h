@@ -4,6 +4,7 @@
 #include "memarena/allocator.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
+#include "memarena/export.h"
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"

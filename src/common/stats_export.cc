@@ -1,0 +1,226 @@
+// Stats export: one table of metrics drives the JSON and the Prometheus output, so the two
+// can never disagree on a field; the PyTorch and ORT name mappings sit beside it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "memarena/export.h"
+
+namespace memarena {
+namespace {
+
+enum class MetricType { kGauge, kCounter };
+
+// One exported number. `integer` or `ratio` reads it from the stats (exactly one is set).
+struct Metric {
+  std::string_view field;       // AllocatorStats field name, used as the JSON key
+  std::string_view prometheus;  // metric name without the memarena_ prefix
+  MetricType type;
+  std::string_view help;
+  std::uint64_t (*integer)(const AllocatorStats&);
+  double (*ratio)(const AllocatorStats&);
+};
+
+#define MEMARENA_INT(f) [](const AllocatorStats& s) { return static_cast<std::uint64_t>(s.f); }, nullptr
+
+constexpr std::array kMetrics = {
+    Metric{"bytes_in_use", "bytes_in_use", MetricType::kGauge,
+           "Bytes handed to callers and not yet freed, at the size reserved for them.",
+           MEMARENA_INT(bytes_in_use)},
+    Metric{"bytes_requested", "bytes_requested", MetricType::kGauge,
+           "Sum of the sizes callers asked for, of live allocations.",
+           MEMARENA_INT(bytes_requested)},
+    Metric{"bytes_held", "bytes_held", MetricType::kGauge,
+           "Bytes obtained from the OS or device and not yet returned (reserved).",
+           MEMARENA_INT(bytes_held)},
+    Metric{"bytes_releasable", "bytes_releasable", MetricType::kGauge,
+           "Held bytes that ReleaseUnusedSpans() could return now.",
+           MEMARENA_INT(bytes_releasable)},
+    Metric{"largest_free_block", "largest_free_block_bytes", MetricType::kGauge,
+           "Largest free block inside held memory.", MEMARENA_INT(largest_free_block)},
+    Metric{"fragmentation", "fragmentation_ratio", MetricType::kGauge,
+           "1 - largest_free_block / free bytes inside held memory.", nullptr,
+           [](const AllocatorStats& s) { return s.fragmentation; }},
+    Metric{"peak_bytes_in_use", "peak_bytes_in_use", MetricType::kGauge,
+           "Largest bytes_in_use since start or the last peak reset.",
+           MEMARENA_INT(peak_bytes_in_use)},
+    Metric{"peak_bytes_requested", "peak_bytes_requested", MetricType::kGauge,
+           "Largest bytes_requested since start or the last peak reset.",
+           MEMARENA_INT(peak_bytes_requested)},
+    Metric{"peak_bytes_held", "peak_bytes_held", MetricType::kGauge,
+           "Largest bytes_held since start or the last peak reset.",
+           MEMARENA_INT(peak_bytes_held)},
+    Metric{"limit_bytes", "limit_bytes", MetricType::kGauge,
+           "Limit on held bytes (ceiling or max_mem); 0 means unlimited.",
+           MEMARENA_INT(limit_bytes)},
+    Metric{"max_alloc_size", "max_alloc_size_bytes", MetricType::kGauge,
+           "Largest single allocation served.", MEMARENA_INT(max_alloc_size)},
+    Metric{"num_allocs", "allocs_total", MetricType::kCounter, "Allocations served.",
+           MEMARENA_INT(num_allocs)},
+    Metric{"num_frees", "frees_total", MetricType::kCounter, "Frees.", MEMARENA_INT(num_frees)},
+    Metric{"num_reserves", "reserves_total", MetricType::kCounter,
+           "Regions or spans obtained from the OS or device.", MEMARENA_INT(num_reserves)},
+    Metric{"num_releases", "releases_total", MetricType::kCounter,
+           "Regions or spans given back to the OS or device.", MEMARENA_INT(num_releases)},
+    Metric{"bytes_released", "released_bytes_total", MetricType::kCounter,
+           "Bytes given back to the OS or device.", MEMARENA_INT(bytes_released)},
+    Metric{"num_ooms", "ooms_total", MetricType::kCounter, "Failed allocations.",
+           MEMARENA_INT(num_ooms)},
+    Metric{"num_arena_extensions", "arena_extensions_total", MetricType::kCounter,
+           "Arena growth steps.", MEMARENA_INT(num_arena_extensions)},
+    Metric{"num_arena_shrinkages", "arena_shrinkages_total", MetricType::kCounter,
+           "Releases that shrank an arena.", MEMARENA_INT(num_arena_shrinkages)},
+};
+
+#undef MEMARENA_INT
+
+// JSON and Prometheus label values share the escapes they need: backslash, quote, newline.
+std::string Escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Value(const Metric& m, const AllocatorStats& s) {
+  return m.integer != nullptr ? fmt::format("{}", m.integer(s)) : fmt::format("{:.6g}", m.ratio(s));
+}
+
+void AppendFamilyHeader(std::string& out, std::string_view name, std::string_view help,
+                        MetricType type) {
+  out += fmt::format("# HELP memarena_{} {}\n# TYPE memarena_{} {}\n", name, help, name,
+                     type == MetricType::kGauge ? "gauge" : "counter");
+}
+
+}  // namespace
+
+NamedStats Snapshot(const Allocator& allocator) {
+  return NamedStats{std::string(allocator.name()), allocator.GetStats()};
+}
+
+std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name) {
+  std::string out = fmt::format("{{\"allocator\":\"{}\"", Escape(allocator_name));
+  for (const Metric& m : kMetrics) out += fmt::format(",\"{}\":{}", m.field, Value(m, stats));
+  out += ",\"size_classes\":[";
+  for (std::size_t i = 0; i < stats.num_size_classes && i < kMaxSizeClassStats; ++i) {
+    const SizeClassStats& c = stats.size_classes[i];
+    out += fmt::format("{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{}}}",
+                       i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use);
+  }
+  out += "]}";
+  return out;
+}
+
+std::string StatsToJson(std::span<const NamedStats> all) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i != 0) out += ',';
+    out += StatsToJson(all[i].stats, all[i].allocator);
+  }
+  out += "]";
+  return out;
+}
+
+std::string StatsToPrometheus(std::span<const NamedStats> all) {
+  std::string out;
+  for (const Metric& m : kMetrics) {
+    AppendFamilyHeader(out, m.prometheus, m.help, m.type);
+    for (const NamedStats& n : all) {
+      out += fmt::format("memarena_{}{{allocator=\"{}\"}} {}\n", m.prometheus,
+                         Escape(n.allocator), Value(m, n.stats));
+    }
+  }
+  struct SizeClassMetric {
+    std::string_view name;
+    MetricType type;
+    std::string_view help;
+    std::uint64_t (*get)(const SizeClassStats&);
+  };
+  static constexpr std::array kSizeClassMetrics = {
+      SizeClassMetric{"size_class_bytes_in_use", MetricType::kGauge,
+                      "Bytes in live objects of one host size class.",
+                      [](const SizeClassStats& c) { return std::uint64_t{c.bytes_in_use}; }},
+      SizeClassMetric{"size_class_allocs_total", MetricType::kCounter,
+                      "Allocations served from one host size class.",
+                      [](const SizeClassStats& c) { return c.num_allocs; }},
+      SizeClassMetric{"size_class_frees_total", MetricType::kCounter,
+                      "Frees into one host size class.",
+                      [](const SizeClassStats& c) { return c.num_frees; }},
+  };
+  bool any_classes = false;
+  for (const NamedStats& n : all) any_classes = any_classes || n.stats.num_size_classes != 0;
+  if (!any_classes) return out;
+  for (const SizeClassMetric& m : kSizeClassMetrics) {
+    AppendFamilyHeader(out, m.name, m.help, m.type);
+    for (const NamedStats& n : all) {
+      for (std::size_t i = 0; i < n.stats.num_size_classes && i < kMaxSizeClassStats; ++i) {
+        const SizeClassStats& c = n.stats.size_classes[i];
+        out += fmt::format("memarena_{}{{allocator=\"{}\",size=\"{}\"}} {}\n", m.name,
+                           Escape(n.allocator), c.size, m.get(c));
+      }
+    }
+  }
+  return out;
+}
+
+std::string StatsToPrometheus(const AllocatorStats& stats, std::string_view allocator_name) {
+  const NamedStats one{std::string(allocator_name), stats};
+  return StatsToPrometheus(std::span<const NamedStats>(&one, 1));
+}
+
+std::vector<std::pair<std::string, std::int64_t>> PyTorchMemoryStats(const AllocatorStats& s) {
+  auto i = [](auto v) { return static_cast<std::int64_t>(v); };
+  // memarena has one pool per allocator, so only the ".all" keys are filled. "inactive
+  // split" is cached memory that cannot be returned: held, minus in use, minus releasable.
+  const std::size_t cached = s.bytes_held - std::min(s.bytes_held, s.bytes_in_use);
+  const std::size_t inactive_split = cached - std::min(cached, s.bytes_releasable);
+  return {
+      {"allocated_bytes.all.current", i(s.bytes_in_use)},
+      {"allocated_bytes.all.peak", i(s.peak_bytes_in_use)},
+      {"active_bytes.all.current", i(s.bytes_in_use)},
+      {"active_bytes.all.peak", i(s.peak_bytes_in_use)},
+      {"requested_bytes.all.current", i(s.bytes_requested)},
+      {"requested_bytes.all.peak", i(s.peak_bytes_requested)},
+      {"reserved_bytes.all.current", i(s.bytes_held)},
+      {"reserved_bytes.all.peak", i(s.peak_bytes_held)},
+      {"reserved_bytes.all.freed", i(s.bytes_released)},
+      {"inactive_split_bytes.all.current", i(inactive_split)},
+      {"allocation.all.allocated", i(s.num_allocs)},
+      {"allocation.all.freed", i(s.num_frees)},
+      {"allocation.all.current", i(s.num_allocs) - i(s.num_frees)},
+      {"segment.all.allocated", i(s.num_reserves)},
+      {"segment.all.freed", i(s.num_releases)},
+      {"segment.all.current", i(s.num_reserves) - i(s.num_releases)},
+      {"num_ooms", i(s.num_ooms)},
+  };
+}
+
+std::vector<std::pair<std::string, std::int64_t>> OrtAllocatorStats(const AllocatorStats& s) {
+  auto i = [](auto v) { return static_cast<std::int64_t>(v); };
+  return {
+      {"num_allocs", i(s.num_allocs)},
+      {"num_reserves", i(s.num_reserves)},
+      {"num_arena_extensions", i(s.num_arena_extensions)},
+      {"num_arena_shrinkages", i(s.num_arena_shrinkages)},
+      {"bytes_in_use", i(s.bytes_in_use)},
+      {"total_allocated_bytes", i(s.bytes_held)},
+      {"max_bytes_in_use", i(s.peak_bytes_in_use)},
+      {"max_alloc_size", i(s.max_alloc_size)},
+      // 0 stands for unlimited, as everywhere in memarena (see docs/observability.md).
+      {"bytes_limit", i(s.limit_bytes)},
+  };
+}
+
+}  // namespace memarena

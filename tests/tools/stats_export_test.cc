@@ -1,0 +1,132 @@
+// Stats export: JSON fields, Prometheus exposition structure and labels, and the PyTorch /
+// ORT name mappings.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "memarena/export.h"
+
+namespace memarena {
+namespace {
+
+AllocatorStats SampleStats() {
+  AllocatorStats s;
+  s.bytes_in_use = 1000;
+  s.bytes_requested = 900;
+  s.bytes_held = 4096;
+  s.bytes_releasable = 2048;
+  s.largest_free_block = 2048;
+  s.fragmentation = 0.3;
+  s.peak_bytes_in_use = 3000;
+  s.peak_bytes_held = 8192;
+  s.limit_bytes = 1 << 20;
+  s.num_allocs = 7;
+  s.num_frees = 5;
+  s.num_reserves = 3;
+  s.num_releases = 1;
+  s.bytes_released = 4096;
+  s.num_ooms = 2;
+  s.max_alloc_size = 512;
+  return s;
+}
+
+TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
+  const std::string json = StatsToJson(SampleStats(), "host");
+  EXPECT_TRUE(json.starts_with("{\"allocator\":\"host\","));
+  for (const char* kv : {"\"bytes_in_use\":1000", "\"bytes_requested\":900", "\"bytes_held\":4096",
+                         "\"bytes_releasable\":2048", "\"fragmentation\":0.3",
+                         "\"peak_bytes_held\":8192", "\"limit_bytes\":1048576",
+                         "\"num_ooms\":2", "\"num_allocs\":7", "\"size_classes\":[]"}) {
+    EXPECT_NE(json.find(kv), std::string::npos) << kv << " missing in " << json;
+  }
+  EXPECT_TRUE(json.ends_with("}"));
+}
+
+TEST(StatsToJson, EscapesNamesAndListsSizeClasses) {
+  AllocatorStats s;
+  s.num_size_classes = 2;
+  s.size_classes[0] = {16, 10, 4, 96};
+  s.size_classes[1] = {32, 1, 1, 0};
+  const std::string json = StatsToJson(s, "a\"b\\c");
+  EXPECT_NE(json.find(R"("allocator":"a\"b\\c")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,"bytes_in_use":96},{"size":32)"),
+            std::string::npos)
+      << json;
+  const NamedStats two[] = {{"x", s}, {"y", s}};
+  const std::string array = StatsToJson(two);
+  EXPECT_TRUE(array.starts_with("[{\"allocator\":\"x\""));
+  EXPECT_NE(array.find("},{\"allocator\":\"y\""), std::string::npos);
+}
+
+TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
+  const NamedStats all[] = {{"host", SampleStats()}, {"bfc", AllocatorStats{}}};
+  const std::string text = StatsToPrometheus(all);
+  std::map<std::string, int> help, type, samples;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    ASSERT_FALSE(line.empty());
+    if (line.starts_with("# HELP ")) {
+      ++help[line.substr(7, line.find(' ', 7) - 7)];
+    } else if (line.starts_with("# TYPE ")) {
+      const std::string name = line.substr(7, line.find(' ', 7) - 7);
+      ++type[name];
+      const std::string kind = line.substr(line.rfind(' ') + 1);
+      EXPECT_EQ(kind, name.ends_with("_total") ? "counter" : "gauge") << line;
+    } else {
+      ASSERT_TRUE(line.starts_with("memarena_")) << line;
+      const std::string name = line.substr(0, line.find('{'));
+      ++samples[name];
+      EXPECT_NE(line.find("{allocator=\""), std::string::npos) << line;
+    }
+  }
+  ASSERT_FALSE(help.empty());
+  for (const auto& [name, n] : help) {
+    EXPECT_EQ(n, 1) << name;
+    EXPECT_EQ(type[name], 1) << name;
+    EXPECT_EQ(samples[name], 2) << name;
+  }
+  EXPECT_NE(text.find("memarena_bytes_held{allocator=\"host\"} 4096\n"), std::string::npos);
+  EXPECT_NE(text.find("memarena_ooms_total{allocator=\"host\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("memarena_fragmentation_ratio{allocator=\"host\"} 0.3\n"), std::string::npos);
+  EXPECT_EQ(text.find("size_class"), std::string::npos);  // no size classes: no such family
+}
+
+TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {
+  AllocatorStats s;
+  s.num_size_classes = 1;
+  s.size_classes[0] = {48, 3, 1, 96};
+  const std::string text = StatsToPrometheus(s, "host");
+  EXPECT_NE(text.find("memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n"),
+            std::string::npos);
+}
+
+TEST(NameMappings, PyTorchAndOrtKeysCarryTheRightFields) {
+  const AllocatorStats s = SampleStats();
+  std::map<std::string, std::int64_t> torch;
+  for (const auto& [k, v] : PyTorchMemoryStats(s)) torch[k] = v;
+  EXPECT_EQ(torch.at("allocated_bytes.all.current"), 1000);
+  EXPECT_EQ(torch.at("reserved_bytes.all.current"), 4096);
+  EXPECT_EQ(torch.at("reserved_bytes.all.peak"), 8192);
+  EXPECT_EQ(torch.at("requested_bytes.all.current"), 900);
+  EXPECT_EQ(torch.at("inactive_split_bytes.all.current"), 4096 - 1000 - 2048);
+  EXPECT_EQ(torch.at("allocation.all.current"), 2);
+  EXPECT_EQ(torch.at("segment.all.current"), 2);
+  EXPECT_EQ(torch.at("num_ooms"), 2);
+  std::map<std::string, std::int64_t> ort;
+  for (const auto& [k, v] : OrtAllocatorStats(s)) ort[k] = v;
+  EXPECT_EQ(ort.at("bytes_in_use"), 1000);
+  EXPECT_EQ(ort.at("total_allocated_bytes"), 4096);
+  EXPECT_EQ(ort.at("max_bytes_in_use"), 3000);
+  EXPECT_EQ(ort.at("bytes_limit"), 1 << 20);
+  EXPECT_EQ(ort.at("num_reserves"), 3);
+  EXPECT_EQ(ort.at("max_alloc_size"), 512);
+}
+
+}  // namespace
+}  // namespace memarena
