@@ -1,0 +1,106 @@
+// CentralCache: batch transfer of objects between thread caches and spans.
+#include "host/central_cache.h"
+
+#include "host/check.h"
+
+namespace memarena::host {
+namespace {
+
+void*& NextOf(void* object) noexcept { return *static_cast<void**>(object); }
+
+}  // namespace
+
+int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
+                         Failure* failure) noexcept {
+  const SizeClassInfo& info = ClassInfo(cls);
+  ClassList& list = lists_[cls];
+  void* first = nullptr;
+  void* last = nullptr;
+  int taken = 0;
+  auto append = [&](void* object) {
+    if (last == nullptr) {
+      first = object;
+    } else {
+      NextOf(last) = object;
+    }
+    last = object;
+    ++taken;
+  };
+  SpinLockHolder hold(list.lock);
+  while (taken < count) {
+    Span* span = list.spans.Head();
+    if (span == nullptr) {
+      // Lock order: a class lock, then the page heap lock; never the other way round.
+      span = heap_->New(info.pages, 1, static_cast<std::uint8_t>(cls), failure);
+      if (span == nullptr) break;
+      span->bump = span->Start();
+      span->bump_end = span->bump + std::size_t{info.objects} * info.size;
+      span->in_central_list = true;
+      list.spans.Push(span);
+      list.free_objects += info.objects;
+    }
+    while (taken < count && span->free_objects != nullptr) {
+      void* object = span->free_objects;
+      span->free_objects = NextOf(object);
+      append(object);
+      ++span->allocated;
+    }
+    while (taken < count && span->bump < span->bump_end) {
+      append(span->bump);
+      span->bump += info.size;
+      ++span->allocated;
+    }
+    if (span->free_objects == nullptr && span->bump == span->bump_end) {
+      list.spans.Remove(span);
+      span->in_central_list = false;
+    }
+  }
+  list.free_objects -= static_cast<std::size_t>(taken);
+  if (last != nullptr) NextOf(last) = nullptr;
+  *head = first;
+  *tail = last;
+  return taken;
+}
+
+void CentralCache::Insert(std::size_t cls, void* head, int count) noexcept {
+  ClassList& list = lists_[cls];
+  const std::size_t objects_per_span = ClassInfo(cls).objects;
+  SpinLockHolder hold(list.lock);
+  for (int i = 0; i < count; ++i) {
+    void* object = head;
+    head = NextOf(object);
+    Span* span = pagemap_->Get(Pagemap::PageOf(object));
+    if (kChecked && (span == nullptr || span->state != SpanState::kInUse ||
+                     span->size_class != cls || span->allocated == 0)) {
+      HeapCorrupted("an object returned to the central cache does not belong to its class");
+    }
+    NextOf(object) = span->free_objects;
+    span->free_objects = object;
+    ++list.free_objects;
+    if (!span->in_central_list) {
+      list.spans.Push(span);
+      span->in_central_list = true;
+    }
+    if (--span->allocated == 0) {
+      list.spans.Remove(span);
+      span->in_central_list = false;
+      list.free_objects -= objects_per_span;
+      heap_->Delete(span);
+    }
+  }
+}
+
+std::size_t CentralCache::FreeObjects(std::size_t cls) const noexcept {
+  SpinLockHolder hold(lists_[cls].lock);
+  return lists_[cls].free_objects;
+}
+
+void CentralCache::LockAll() noexcept {
+  for (ClassList& list : lists_) list.lock.lock();
+}
+
+void CentralCache::UnlockAll() noexcept {
+  for (ClassList& list : lists_) list.lock.unlock();
+}
+
+}  // namespace memarena::host

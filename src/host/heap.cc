@@ -1,0 +1,507 @@
+// The process-wide host heap: constant-initialized globals (pagemap, page heap, central
+// cache, thread-cache registry), the malloc fast paths of host_api.h, their slow paths,
+// the flush-request epoch, fork and thread-exit hooks, and the folded statistics.
+#include "host/heap.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "host/central_cache.h"
+#include "host/check.h"
+#include "host/host_api.h"
+#include "host/meta_pool.h"
+#include "host/page_heap.h"
+#include "host/pagemap.h"
+#include "host/thread_cache.h"
+#include "platform/os.h"
+
+namespace memarena::host {
+namespace {
+
+constexpr std::uint32_t kMaxListLength = 8192;
+constexpr std::size_t kDefaultThreadCacheBytes = std::size_t{4} << 20;
+
+constinit Pagemap g_pagemap;
+constinit PageHeap g_page_heap{&g_pagemap, PageHeap::kDefaultGrowBytes};
+constinit CentralCache g_central{&g_page_heap, &g_pagemap};
+constinit MetaPool<ThreadCache> g_cache_pool;
+
+struct Registry {
+  SpinLock lock;
+  ThreadCache* head = nullptr;
+  // Counters of exited threads and of threads without a cache, per class.
+  std::atomic<std::uint64_t> allocs[kNumClasses + 1] = {};
+  std::atomic<std::uint64_t> frees[kNumClasses + 1] = {};
+};
+constinit Registry g_registry;
+
+// Bumped to ask every thread cache to flush at its next slow path (ceiling pressure,
+// ReleaseUnusedSpans, a new thread_cache_bytes).
+constinit std::atomic<std::uint64_t> g_flush_epoch{0};
+constinit std::atomic<std::size_t> g_thread_cache_bytes{kDefaultThreadCacheBytes};
+
+// In-use accounting: small objects are folded in from thread caches at their slow paths
+// (so the peak is exact to within one cache per thread); large spans count at once.
+constinit std::atomic<std::int64_t> g_small_in_use{0};
+constinit std::atomic<std::size_t> g_large_in_use{0};
+constinit std::atomic<std::size_t> g_large_requested{0};
+constinit std::atomic<std::uint64_t> g_large_allocs{0};
+constinit std::atomic<std::uint64_t> g_large_frees{0};
+constinit std::atomic<std::size_t> g_max_large{0};
+constinit std::atomic<std::size_t> g_peak_in_use{0};
+constinit std::atomic<std::size_t> g_peak_requested{0};
+constinit std::atomic<std::uint64_t> g_ooms{0};
+constinit std::atomic<int> g_hooks_state{0};
+
+thread_local ThreadCache* t_cache __attribute__((tls_model("initial-exec"))) = nullptr;
+thread_local bool t_exited __attribute__((tls_model("initial-exec"))) = false;
+
+void UpdateMax(std::atomic<std::size_t>& peak, std::size_t value) noexcept {
+  std::size_t seen = peak.load(std::memory_order_relaxed);
+  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+void UpdatePeaks() noexcept {
+  const std::int64_t small = std::max<std::int64_t>(g_small_in_use.load(std::memory_order_relaxed), 0);
+  const auto small_bytes = static_cast<std::size_t>(small);
+  UpdateMax(g_peak_in_use, small_bytes + g_large_in_use.load(std::memory_order_relaxed));
+  UpdateMax(g_peak_requested, small_bytes + g_large_requested.load(std::memory_order_relaxed));
+}
+
+void Fold(ThreadCache* tc) noexcept {
+  const std::int64_t in_use =
+      tc->net_out - static_cast<std::int64_t>(tc->cached_bytes.load(std::memory_order_relaxed));
+  const std::int64_t delta = in_use - tc->folded_in_use;
+  if (delta == 0) return;
+  tc->folded_in_use = in_use;
+  g_small_in_use.fetch_add(delta, std::memory_order_relaxed);
+  if (delta > 0) UpdatePeaks();
+}
+
+void AddCached(ThreadCache* tc, std::int64_t bytes) noexcept {
+  tc->cached_bytes.store(
+      static_cast<std::size_t>(
+          static_cast<std::int64_t>(tc->cached_bytes.load(std::memory_order_relaxed)) + bytes),
+      std::memory_order_relaxed);
+}
+
+// Moves up to `count` objects of list `cls` back to the central cache.
+void ReleaseFromList(ThreadCache* tc, std::size_t cls, std::uint32_t count) noexcept {
+  ThreadCache::List& list = tc->lists[cls];
+  count = std::min(count, list.length);
+  if (count == 0) return;
+  void* head = list.head;
+  void* last = head;
+  for (std::uint32_t i = 1; i < count; ++i) last = NextObject(last);
+  list.head = NextObject(last);
+  list.length -= count;
+  NextObject(last) = nullptr;
+  const auto bytes = static_cast<std::int64_t>(count) * static_cast<std::int64_t>(ClassSize(cls));
+  AddCached(tc, -bytes);
+  tc->net_out -= bytes;
+  g_central.Insert(cls, head, static_cast<int>(count));
+}
+
+void FlushAll(ThreadCache* tc) noexcept {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    ReleaseFromList(tc, cls, tc->lists[cls].length);
+    tc->lists[cls].max_length = ClassInfo(cls).batch;
+  }
+  Fold(tc);
+}
+
+// Honours a flush request (and a new size bound) published through the epoch.
+void SyncEpoch(ThreadCache* tc) noexcept {
+  const std::uint64_t epoch = g_flush_epoch.load(std::memory_order_acquire);
+  if (epoch == tc->seen_epoch) return;
+  tc->seen_epoch = epoch;
+  tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
+  FlushAll(tc);
+}
+
+// Halves every list: the cache went over its byte bound.
+void Scavenge(ThreadCache* tc) noexcept {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    ThreadCache::List& list = tc->lists[cls];
+    if (list.length != 0) ReleaseFromList(tc, cls, (list.length + 1) / 2);
+    list.max_length = std::max(ClassInfo(cls).batch, list.max_length / 2);
+  }
+}
+
+void ForkPrepare() {
+  g_registry.lock.lock();
+  g_central.LockAll();
+  g_page_heap.lock().lock();
+  SpanRecords().lock().lock();
+  g_cache_pool.lock().lock();
+  MetaLockAll();
+}
+
+void ForkRelease() {
+  MetaUnlockAll();
+  g_cache_pool.lock().unlock();
+  SpanRecords().lock().unlock();
+  g_page_heap.lock().unlock();
+  g_central.UnlockAll();
+  g_registry.lock.unlock();
+}
+
+void ThreadExitHook(void* arg) {
+  auto* tc = static_cast<ThreadCache*>(arg);
+  FlushAll(tc);
+  {
+    SpinLockHolder hold(g_registry.lock);
+    for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+      g_registry.allocs[cls].fetch_add(tc->allocs[cls].load(std::memory_order_relaxed),
+                                       std::memory_order_relaxed);
+      g_registry.frees[cls].fetch_add(tc->frees[cls].load(std::memory_order_relaxed),
+                                      std::memory_order_relaxed);
+    }
+    if (tc->prev != nullptr) {
+      tc->prev->next = tc->next;
+    } else {
+      g_registry.head = tc->next;
+    }
+    if (tc->next != nullptr) tc->next->prev = tc->prev;
+  }
+  // The thread may still allocate in later TLS destructors: it then goes cacheless.
+  if (t_cache == tc) t_cache = nullptr;
+  t_exited = true;
+  g_cache_pool.Delete(tc);
+}
+
+ThreadCache* CreateThreadCache() noexcept {
+  ThreadCache* tc = g_cache_pool.New();
+  if (tc == nullptr) return nullptr;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    tc->lists[cls].max_length = ClassInfo(cls).batch;
+  }
+  tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
+  tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
+  {
+    SpinLockHolder hold(g_registry.lock);
+    tc->next = g_registry.head;
+    if (g_registry.head != nullptr) g_registry.head->prev = tc;
+    g_registry.head = tc;
+  }
+  // Published before anything that may call malloc (pthread_setspecific, pthread_atfork),
+  // so a recursive malloc finds this cache instead of building another.
+  t_cache = tc;
+  platform::OnThreadExit(&ThreadExitHook, tc);
+  int expected = 0;
+  if (g_hooks_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    platform::OnFork(&ForkPrepare, &ForkRelease, &ForkRelease);
+    g_hooks_state.store(2, std::memory_order_release);
+  }
+  return tc;
+}
+
+ThreadCache* CurrentCache() noexcept {
+  ThreadCache* tc = t_cache;
+  if (tc != nullptr || t_exited) return tc;
+  return CreateThreadCache();
+}
+
+void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
+  ThreadCache* tc = CurrentCache();
+  if (tc == nullptr) {  // thread exiting, or no memory for a cache: straight to central
+    void* head = nullptr;
+    void* tail = nullptr;
+    if (g_central.Remove(cls, 1, &head, &tail, failure) == 0) return nullptr;
+    g_registry.allocs[cls].fetch_add(1, std::memory_order_relaxed);
+    g_small_in_use.fetch_add(static_cast<std::int64_t>(ClassSize(cls)), std::memory_order_relaxed);
+    UpdatePeaks();
+    return head;
+  }
+  ThreadCache::List& list = tc->lists[cls];
+  const auto size = static_cast<std::int64_t>(ClassSize(cls));
+  if (list.head == nullptr) {
+    SyncEpoch(tc);
+    void* head = nullptr;
+    void* tail = nullptr;
+    const int got = g_central.Remove(cls, static_cast<int>(ClassInfo(cls).batch), &head, &tail,
+                                     failure);
+    if (got == 0) return nullptr;
+    NextObject(tail) = list.head;
+    list.head = head;
+    list.length += static_cast<std::uint32_t>(got);
+    AddCached(tc, got * size);
+    tc->net_out += got * size;
+  }
+  void* object = list.head;
+  list.head = NextObject(object);
+  --list.length;
+  AddCached(tc, -size);
+  BumpCounter(tc->allocs[cls]);
+  Fold(tc);
+  return object;
+}
+
+void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
+  if (bytes > (std::size_t{1} << Pagemap::kAddressBits)) {
+    *failure = Failure::kOs;
+    return nullptr;
+  }
+  std::size_t pages = (bytes + kPageSize - 1) >> kPageShift;
+  if (pages == 0) pages = 1;
+  const std::size_t align_pages = alignment > kPageSize ? alignment >> kPageShift : 1;
+  Span* span = g_page_heap.New(pages, align_pages, 0, failure);
+  if (span == nullptr) return nullptr;
+  span->requested = bytes;
+  g_large_allocs.fetch_add(1, std::memory_order_relaxed);
+  g_large_in_use.fetch_add(span->Bytes(), std::memory_order_relaxed);
+  g_large_requested.fetch_add(bytes, std::memory_order_relaxed);
+  UpdateMax(g_max_large, bytes);
+  UpdatePeaks();
+  return span->Start();
+}
+
+void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
+  std::size_t cls = 0;
+  if (alignment <= kMinAlign) {
+    if (bytes <= kMaxSmallSize) cls = ClassFor(bytes);
+  } else if (alignment <= kPageSize) {
+    cls = ClassForAligned(bytes, alignment);
+  }
+  return cls != 0 ? AllocateSmall(cls, failure) : AllocateLarge(bytes, alignment, failure);
+}
+
+// Ceiling pressure: give back what this thread caches, ask the others to do the same, and
+// return every free span to the OS before the one retry.
+void Relieve() noexcept {
+  if (ThreadCache* tc = t_cache) FlushAll(tc);
+  const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
+  g_page_heap.ReleaseFree();
+}
+
+[[gnu::noinline]] void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  if (alignment == 0) alignment = kMinAlign;
+  if ((alignment & (alignment - 1)) != 0) return nullptr;
+  Failure failure = Failure::kNone;
+  void* ptr = AllocateOnce(bytes, alignment, &failure);
+  if (ptr != nullptr) return ptr;
+  Relieve();
+  ptr = AllocateOnce(bytes, alignment, &failure);
+  if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
+  return ptr;
+}
+
+[[gnu::noinline]] void FreeOverflow(ThreadCache* tc, std::size_t cls) noexcept {
+  const std::uint64_t epoch = tc->seen_epoch;
+  SyncEpoch(tc);
+  if (epoch == tc->seen_epoch) {
+    ThreadCache::List& list = tc->lists[cls];
+    if (list.length > list.max_length) {
+      const std::uint32_t batch = ClassInfo(cls).batch;
+      ReleaseFromList(tc, cls, batch);
+      if (list.max_length < kMaxListLength) list.max_length += batch;
+    }
+    if (tc->cached_bytes.load(std::memory_order_relaxed) > tc->max_bytes) Scavenge(tc);
+  }
+  Fold(tc);
+}
+
+void FreeLarge(void* ptr) noexcept {
+  Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
+  if (span == nullptr || span->state != SpanState::kInUse || span->size_class != 0 ||
+      span->Start() != ptr) {
+    if (kChecked) HeapCorrupted("free of a pointer the host heap did not hand out");
+    return;
+  }
+  g_large_frees.fetch_add(1, std::memory_order_relaxed);
+  g_large_in_use.fetch_sub(span->Bytes(), std::memory_order_relaxed);
+  g_large_requested.fetch_sub(span->requested, std::memory_order_relaxed);
+  g_page_heap.Delete(span);
+}
+
+[[gnu::noinline]] void FreeSlow(void* ptr, std::size_t cls) noexcept {
+  if (cls == 0) {
+    FreeLarge(ptr);
+    return;
+  }
+  ThreadCache* tc = CurrentCache();
+  if (tc == nullptr) {
+    NextObject(ptr) = nullptr;
+    g_registry.frees[cls].fetch_add(1, std::memory_order_relaxed);
+    g_small_in_use.fetch_sub(static_cast<std::int64_t>(ClassSize(cls)), std::memory_order_relaxed);
+    g_central.Insert(cls, ptr, 1);
+    return;
+  }
+  ThreadCache::List& list = tc->lists[cls];
+  NextObject(ptr) = list.head;
+  list.head = ptr;
+  ++list.length;
+  AddCached(tc, static_cast<std::int64_t>(ClassSize(cls)));
+  BumpCounter(tc->frees[cls]);
+  FreeOverflow(tc, cls);
+}
+
+}  // namespace
+
+// ---- host_api.h -------------------------------------------------------------------------
+
+void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
+  if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
+    const std::size_t cls = ClassFor(bytes);
+    ThreadCache* tc = t_cache;
+    if (tc != nullptr) [[likely]] {
+      ThreadCache::List& list = tc->lists[cls];
+      void* object = list.head;
+      if (object != nullptr) [[likely]] {
+        list.head = NextObject(object);
+        --list.length;
+        tc->cached_bytes.store(tc->cached_bytes.load(std::memory_order_relaxed) - ClassSize(cls),
+                               std::memory_order_relaxed);
+        BumpCounter(tc->allocs[cls]);
+        return object;
+      }
+    }
+  }
+  return AllocateSlow(bytes, alignment);
+}
+
+void Free(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  const std::size_t cls = g_pagemap.ClassOf(ptr);
+  ThreadCache* tc = t_cache;
+  if (cls != 0 && tc != nullptr) [[likely]] {
+    ThreadCache::List& list = tc->lists[cls];
+    NextObject(ptr) = list.head;
+    list.head = ptr;
+    ++list.length;
+    const std::size_t cached = tc->cached_bytes.load(std::memory_order_relaxed) + ClassSize(cls);
+    tc->cached_bytes.store(cached, std::memory_order_relaxed);
+    BumpCounter(tc->frees[cls]);
+    if (list.length > list.max_length || cached > tc->max_bytes) [[unlikely]] {
+      FreeOverflow(tc, cls);
+    }
+    return;
+  }
+  FreeSlow(ptr, cls);
+}
+
+std::size_t UsableSize(const void* ptr) noexcept {
+  if (ptr == nullptr) return 0;
+  if (const std::size_t cls = g_pagemap.ClassOf(ptr)) return ClassSize(cls);
+  const Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
+  if (span == nullptr || span->state != SpanState::kInUse) return 0;
+  return span->Bytes() - static_cast<std::size_t>(static_cast<const char*>(ptr) - span->Start());
+}
+
+bool Owns(const void* ptr) noexcept {
+  return ptr != nullptr && g_pagemap.Get(Pagemap::PageOf(ptr)) != nullptr;
+}
+
+void FlushThreadCache() noexcept {
+  if (ThreadCache* tc = t_cache) FlushAll(tc);
+}
+
+void ApplyConfig(const HostConfig& config) {
+  g_thread_cache_bytes.store(config.thread_cache_bytes, std::memory_order_relaxed);
+  g_page_heap.SetReleaseRatio(config.release_threshold_ratio);
+  if (!SetCeiling(config.ceiling)) {
+    const std::string message = fmt::format(
+        "memarena: ceiling:{} refused: {} stays held after releasing every free span; keeping "
+        "the ceiling at {} B\n",
+        config.ceiling, g_page_heap.Held(), g_page_heap.Ceiling());
+    platform::WriteStderr(message.data(), message.size());
+  }
+  // Caches pick up the new bound at their next slow path.
+  g_flush_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+// ---- heap.h -------------------------------------------------------------------------------
+
+std::size_t ReleaseUnused() noexcept {
+  if (ThreadCache* tc = t_cache) FlushAll(tc);
+  const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
+  return g_page_heap.ReleaseFree();
+}
+
+bool SetCeiling(std::size_t bytes) noexcept {
+  if (g_page_heap.TrySetCeiling(bytes)) return true;
+  ReleaseUnused();
+  return g_page_heap.TrySetCeiling(bytes);
+}
+
+std::size_t Ceiling() noexcept { return g_page_heap.Ceiling(); }
+
+const char* CheckHeap() noexcept { return g_page_heap.CheckInvariants(); }
+
+AllocatorStats Stats() noexcept {
+  std::uint64_t allocs[kNumClasses + 1];
+  std::uint64_t frees[kNumClasses + 1];
+  std::size_t cached = 0;
+  {
+    SpinLockHolder hold(g_registry.lock);
+    for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+      allocs[cls] = g_registry.allocs[cls].load(std::memory_order_relaxed);
+      frees[cls] = g_registry.frees[cls].load(std::memory_order_relaxed);
+    }
+    for (const ThreadCache* tc = g_registry.head; tc != nullptr; tc = tc->next) {
+      for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+        allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
+        frees[cls] += tc->frees[cls].load(std::memory_order_relaxed);
+      }
+      cached += tc->cached_bytes.load(std::memory_order_relaxed);
+    }
+  }
+  AllocatorStats s;
+  std::size_t small_in_use = 0;
+  std::size_t central_free = 0;
+  std::size_t largest_class_used = 0;
+  s.num_size_classes = kNumClasses;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    // Counters are read racily while threads run; a free seen before its alloc is clamped.
+    const std::uint64_t live = allocs[cls] > frees[cls] ? allocs[cls] - frees[cls] : 0;
+    SizeClassStats& c = s.size_classes[cls - 1];
+    c.size = ClassSize(cls);
+    c.num_allocs = allocs[cls];
+    c.num_frees = frees[cls];
+    c.bytes_in_use = static_cast<std::size_t>(live) * c.size;
+    small_in_use += c.bytes_in_use;
+    central_free += g_central.FreeObjects(cls) * c.size;
+    s.num_allocs += allocs[cls];
+    s.num_frees += frees[cls];
+    if (allocs[cls] != 0) largest_class_used = c.size;
+  }
+  const PageHeapStats heap = g_page_heap.Stats();
+  const std::size_t large_in_use = g_large_in_use.load(std::memory_order_relaxed);
+  s.bytes_in_use = small_in_use + large_in_use;
+  s.bytes_requested = small_in_use + g_large_requested.load(std::memory_order_relaxed);
+  s.bytes_held = heap.held;
+  s.bytes_releasable = heap.free_committed;
+  s.largest_free_block = heap.largest_free_committed;
+  const std::size_t free_inside_held = heap.free_committed + cached + central_free;
+  s.fragmentation = free_inside_held == 0
+                        ? 0.0
+                        : 1.0 - static_cast<double>(heap.largest_free_committed) /
+                                    static_cast<double>(free_inside_held);
+  s.peak_bytes_in_use = std::max(g_peak_in_use.load(std::memory_order_relaxed), s.bytes_in_use);
+  s.peak_bytes_requested =
+      std::max(g_peak_requested.load(std::memory_order_relaxed), s.bytes_requested);
+  s.peak_bytes_held = heap.peak_held;
+  s.limit_bytes = heap.ceiling;
+  s.num_allocs += g_large_allocs.load(std::memory_order_relaxed);
+  s.num_frees += g_large_frees.load(std::memory_order_relaxed);
+  s.num_reserves = heap.num_reserves;
+  s.num_releases = heap.num_releases;
+  s.bytes_released = heap.bytes_released;
+  s.num_ooms = g_ooms.load(std::memory_order_relaxed);
+  s.max_alloc_size = std::max(largest_class_used, g_max_large.load(std::memory_order_relaxed));
+  return s;
+}
+
+void ResetPeaks() noexcept {
+  const AllocatorStats now = Stats();
+  g_peak_in_use.store(now.bytes_in_use, std::memory_order_relaxed);
+  g_peak_requested.store(now.bytes_requested, std::memory_order_relaxed);
+  g_page_heap.ResetPeak();
+}
+
+}  // namespace memarena::host

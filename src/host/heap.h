@@ -1,0 +1,30 @@
+// Process-wide host heap controls and statistics beyond host_api.h, used by
+// HostAllocator(), the tests and the benchmarks.
+#pragma once
+
+#include <cstddef>
+
+#include "memarena/stats.h"
+
+namespace memarena::host {
+
+// Folds every thread's counters into one snapshot. Takes locks; not for hot paths.
+AllocatorStats Stats() noexcept;
+
+// Peaks restart from the current values.
+void ResetPeaks() noexcept;
+
+// Flushes the calling thread's cache, asks every other thread cache to flush at its next
+// slow path, and decommits every free span. Returns the bytes given back to the OS.
+std::size_t ReleaseUnused() noexcept;
+
+// Sets the ceiling on held bytes (0 = none), releasing free memory first if needed.
+// False (nothing changed) when more than `bytes` stays held.
+bool SetCeiling(std::size_t bytes) noexcept;
+std::size_t Ceiling() noexcept;
+
+// Checks the page heap's span and pagemap invariants; nullptr when they hold, else what
+// is broken.
+const char* CheckHeap() noexcept;
+
+}  // namespace memarena::host

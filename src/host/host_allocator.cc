@@ -1,0 +1,85 @@
+// memarena::HostAllocator(): the host heap behind the Allocator interface, plus the public
+// SetCeiling/Ceiling/ReleaseUnusedSpans of memarena/host.h.
+#include <fmt/format.h>
+
+#include <new>
+#include <string>
+
+#include "common/format.h"
+#include "common/release_registry.h"
+#include "host/heap.h"
+#include "host/host_api.h"
+#include "memarena/host.h"
+#include "platform/os.h"
+
+namespace memarena {
+namespace {
+
+class HostHeapAllocator final : public Allocator {
+ public:
+  void* TryAllocate(std::size_t bytes, std::size_t alignment) noexcept override {
+    if (!IsValidAlignment(alignment)) return nullptr;
+    return host::Allocate(bytes, alignment);
+  }
+  void Deallocate(void* ptr) noexcept override { host::Free(ptr); }
+  std::size_t UsableSize(const void* ptr) const noexcept override {
+    return host::UsableSize(ptr);
+  }
+  AllocatorStats GetStats() const override { return host::Stats(); }
+  void ResetPeakStats() override { host::ResetPeaks(); }
+  std::size_t ReleaseUnusedSpans() override { return host::ReleaseUnused(); }
+  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
+  std::string_view name() const noexcept override { return "host"; }
+
+  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override {
+    const AllocatorStats stats = GetStats();
+    const std::string reason =
+        stats.limit_bytes != 0
+            ? fmt::format("held bytes (in use, cached and free spans) would cross the ceiling "
+                          "of {} even after releasing free spans and flushing idle caches",
+                          FormatBytes(stats.limit_bytes))
+            : std::string("the OS refused to map more memory");
+    return common::OutOfMemoryMessage(
+        name(), bytes, alignment, stats, reason,
+        "Raise the ceiling (MEMARENA_CONF=ceiling:SIZE, or memarena::SetCeiling), free memory, "
+        "or call memarena::ReleaseUnusedSpans(); each other thread's cache keeps up to "
+        "thread_cache_bytes until its next slow path.");
+  }
+};
+
+void ApplyEnvironmentConfig() {
+  try {
+    host::ApplyConfig(HostConfig::FromEnvironment());
+  } catch (const ConfigError& error) {
+    const std::string message =
+        fmt::format("memarena: MEMARENA_CONF ignored, using the defaults: {}\n", error.what());
+    platform::WriteStderr(message.data(), message.size());
+  }
+}
+
+}  // namespace
+
+Allocator& HostAllocator() {
+  // Never destroyed: other static destructors may still free through it.
+  alignas(HostHeapAllocator) static unsigned char storage[sizeof(HostHeapAllocator)];
+  static Allocator* const instance = [] {
+    Allocator* allocator = new (storage) HostHeapAllocator();
+    ApplyEnvironmentConfig();
+    return allocator;
+  }();
+  return *instance;
+}
+
+bool SetCeiling(std::size_t bytes) {
+  HostAllocator();  // the environment's settings first, so they never undo this call
+  return host::SetCeiling(bytes);
+}
+
+std::size_t Ceiling() noexcept { return host::Ceiling(); }
+
+std::size_t ReleaseUnusedSpans() {
+  HostAllocator();
+  return host::ReleaseUnused() + common::ReleaseAllRegistered();
+}
+
+}  // namespace memarena

@@ -1,0 +1,34 @@
+// The host heap's C++-level entry points, shared by HostAllocator() and the drop-in
+// (malloc/new override) layer. Usable from a process's first malloc: nothing here needs
+// config, static constructors or malloc.
+#pragma once
+
+#include <cstddef>
+
+#include "memarena/config.h"
+
+namespace memarena::host {
+
+// `bytes` bytes aligned to `alignment` (a power of two, or 0 for the default 16).
+// nullptr on failure (ceiling reached after releasing free memory, or the OS refused);
+// bytes == 0 returns a unique minimal block. Lock-free for small sizes when the thread
+// cache has an object.
+void* Allocate(std::size_t bytes, std::size_t alignment) noexcept;
+
+// Frees a block from Allocate. nullptr is a no-op.
+void Free(void* ptr) noexcept;
+
+// Bytes usable at `ptr` (at least what was asked); 0 for nullptr.
+std::size_t UsableSize(const void* ptr) noexcept;
+
+// True when `ptr` lies in address space the host heap reserved (one pagemap lookup).
+bool Owns(const void* ptr) noexcept;
+
+// Applies the ceiling, the release ratio and the thread-cache size. A ceiling below what
+// is held even after releasing free spans is refused with a message on stderr.
+void ApplyConfig(const HostConfig& config);
+
+// Returns the calling thread's cached objects to the central lists.
+void FlushThreadCache() noexcept;
+
+}  // namespace memarena::host

@@ -1,0 +1,45 @@
+// The metadata bump allocator behind MetaPool.
+#include "host/meta_pool.h"
+
+#include <atomic>
+
+#include "platform/os.h"
+
+namespace memarena::host {
+namespace {
+
+constexpr std::size_t kMetaChunk = std::size_t{1} << 20;
+
+struct MetaArena {
+  SpinLock lock;
+  char* next = nullptr;
+  char* end = nullptr;
+  std::atomic<std::size_t> bytes{0};
+};
+
+constinit MetaArena g_meta;
+
+}  // namespace
+
+void* MetaAllocate(std::size_t bytes) noexcept {
+  bytes = (bytes + 63) & ~std::size_t{63};  // cache-line aligned: thread caches are hot
+  SpinLockHolder hold(g_meta.lock);
+  if (static_cast<std::size_t>(g_meta.end - g_meta.next) < bytes) {
+    const std::size_t chunk = bytes > kMetaChunk ? bytes : kMetaChunk;
+    void* memory = platform::MapPages(chunk, 0);
+    if (memory == nullptr) return nullptr;
+    g_meta.next = static_cast<char*>(memory);
+    g_meta.end = g_meta.next + chunk;
+    g_meta.bytes.fetch_add(chunk, std::memory_order_relaxed);
+  }
+  void* result = g_meta.next;
+  g_meta.next += bytes;
+  return result;
+}
+
+std::size_t MetaBytes() noexcept { return g_meta.bytes.load(std::memory_order_relaxed); }
+
+void MetaLockAll() noexcept { g_meta.lock.lock(); }
+void MetaUnlockAll() noexcept { g_meta.lock.unlock(); }
+
+}  // namespace memarena::host

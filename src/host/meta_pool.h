@@ -1,0 +1,61 @@
+// Metadata memory of the host heap (span records, thread caches): carved from OS pages,
+// never from malloc, so the heap can serve a process's first malloc. Not counted as held.
+#pragma once
+
+#include <cstddef>
+#include <new>
+
+#include "host/spin_lock.h"
+
+namespace memarena::host {
+
+// Bump allocation from 1 MiB OS chunks; never freed (recycled by the typed pools below).
+// Returns nullptr when the OS refuses memory.
+void* MetaAllocate(std::size_t bytes) noexcept;
+
+// Bytes of metadata obtained from the OS so far.
+std::size_t MetaBytes() noexcept;
+
+// Takes and drops every metadata lock (fork handlers).
+void MetaLockAll() noexcept;
+void MetaUnlockAll() noexcept;
+
+// A free-list pool of T over MetaAllocate. Thread-safe; constant-initialized.
+template <typename T>
+class MetaPool {
+ public:
+  constexpr MetaPool() = default;
+
+  // A value-initialized T, or nullptr when the OS refuses memory.
+  T* New() noexcept {
+    void* memory = nullptr;
+    {
+      SpinLockHolder hold(lock_);
+      if (free_ != nullptr) {
+        memory = free_;
+        free_ = free_->next;
+      }
+    }
+    if (memory == nullptr) memory = MetaAllocate(sizeof(T) < sizeof(Node) ? sizeof(Node) : sizeof(T));
+    return memory == nullptr ? nullptr : new (memory) T();
+  }
+
+  void Delete(T* object) noexcept {
+    object->~T();
+    Node* node = reinterpret_cast<Node*>(object);
+    SpinLockHolder hold(lock_);
+    node->next = free_;
+    free_ = node;
+  }
+
+  SpinLock& lock() noexcept { return lock_; }
+
+ private:
+  struct Node {
+    Node* next;
+  };
+  SpinLock lock_;
+  Node* free_ = nullptr;
+};
+
+}  // namespace memarena::host

@@ -1,0 +1,344 @@
+// PageHeap: free lists of spans (exact sizes up to kMaxPages, best fit above), splitting,
+// coalescing, the ceiling on held bytes and release to the OS.
+#include "host/page_heap.h"
+
+#include "host/check.h"
+#include "host/meta_pool.h"
+#include "platform/os.h"
+
+namespace memarena::host {
+namespace {
+
+constinit MetaPool<Span> g_span_records;
+
+std::uintptr_t RoundUp(std::uintptr_t value, std::uintptr_t multiple) noexcept {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+bool Fits(const Span* span, std::size_t pages, std::size_t align_pages) noexcept {
+  const std::uintptr_t start = RoundUp(span->first_page, align_pages);
+  return start + pages <= span->first_page + span->num_pages;
+}
+
+int StateIndex(SpanState state) noexcept { return static_cast<int>(state); }
+
+}  // namespace
+
+MetaPool<Span>& SpanRecords() noexcept { return g_span_records; }
+
+SpanList& PageHeap::ListFor(SpanState state, std::size_t pages) noexcept {
+  return pages <= kMaxPages ? free_[StateIndex(state)][pages] : large_[StateIndex(state)];
+}
+
+void PageHeap::Insert(Span* span) noexcept {
+  ListFor(span->state, span->num_pages).Push(span);
+  free_bytes_[StateIndex(span->state)] += span->Bytes();
+  pagemap_->SetEnds(span);
+}
+
+void PageHeap::Unlink(Span* span) noexcept {
+  ListFor(span->state, span->num_pages).Remove(span);
+  free_bytes_[StateIndex(span->state)] -= span->Bytes();
+}
+
+void PageHeap::MergeAndInsert(Span* span) noexcept {
+  // Only neighbours in the same state merge: a committed span merged into a returned
+  // one would either hide held bytes or need a syscall. Release (which decommits every
+  // committed free span) lets everything merge.
+  if (span->first_page > 0) {
+    Span* prev = pagemap_->Get(span->first_page - 1);
+    if (prev != nullptr && prev != span && prev->state == span->state &&
+        prev->first_page + prev->num_pages == span->first_page) {
+      Unlink(prev);
+      span->first_page = prev->first_page;
+      span->num_pages += prev->num_pages;
+      g_span_records.Delete(prev);
+    }
+  }
+  Span* next = pagemap_->Get(span->first_page + span->num_pages);
+  if (next != nullptr && next != span && next->state == span->state &&
+      next->first_page == span->first_page + span->num_pages) {
+    Unlink(next);
+    span->num_pages += next->num_pages;
+    g_span_records.Delete(next);
+  }
+  Insert(span);
+}
+
+Span* PageHeap::FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept {
+  const int s = StateIndex(state);
+  for (std::size_t n = pages; n <= kMaxPages; ++n) {
+    for (Span* span = free_[s][n].Head(); span != nullptr; span = span->next) {
+      if (align_pages <= 1 || Fits(span, pages, align_pages)) return span;
+    }
+  }
+  // Best fit among the big ones, lowest address on ties: keeps big runs whole.
+  Span* best = nullptr;
+  for (Span* span = large_[s].Head(); span != nullptr; span = span->next) {
+    if (!Fits(span, pages, align_pages)) continue;
+    if (best == nullptr || span->num_pages < best->num_pages ||
+        (span->num_pages == best->num_pages && span->first_page < best->first_page)) {
+      best = span;
+    }
+  }
+  return best;
+}
+
+Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
+                      std::uint8_t size_class) noexcept {
+  Unlink(span);
+  const std::uintptr_t start = RoundUp(span->first_page, align_pages);
+  const std::size_t prefix = start - span->first_page;
+  const std::size_t suffix = span->num_pages - prefix - pages;
+  // Split records are taken before anything changes so a refused record leaves the span
+  // whole (the caller then fails cleanly).
+  Span* head = prefix != 0 ? g_span_records.New() : nullptr;
+  Span* tail = suffix != 0 ? g_span_records.New() : nullptr;
+  if ((prefix != 0 && head == nullptr) || (suffix != 0 && tail == nullptr)) {
+    if (head != nullptr) g_span_records.Delete(head);
+    if (tail != nullptr) g_span_records.Delete(tail);
+    Insert(span);
+    return nullptr;
+  }
+  if (head != nullptr) {
+    head->first_page = span->first_page;
+    head->num_pages = prefix;
+    head->state = span->state;
+    Insert(head);
+  }
+  if (tail != nullptr) {
+    tail->first_page = start + pages;
+    tail->num_pages = suffix;
+    tail->state = span->state;
+    Insert(tail);
+  }
+  span->first_page = start;
+  span->num_pages = pages;
+  span->state = SpanState::kInUse;
+  span->size_class = size_class;
+  span->allocated = 0;
+  span->free_objects = nullptr;
+  span->bump = span->bump_end = nullptr;
+  span->requested = 0;
+  span->in_central_list = false;
+  pagemap_->Set(start, pages, span, size_class);
+  in_use_bytes_ += span->Bytes();
+  return span;
+}
+
+bool PageHeap::Grow(std::size_t pages) noexcept {
+  std::size_t bytes = pages << kPageShift;
+  if (bytes < grow_bytes_) bytes = grow_bytes_;
+  void* memory = platform::MapPages(bytes, kPageSize);
+  if (memory == nullptr && bytes > (pages << kPageShift)) {
+    bytes = pages << kPageShift;
+    memory = platform::MapPages(bytes, kPageSize);
+  }
+  if (memory == nullptr) return false;
+  const std::uintptr_t first = Pagemap::PageOf(memory);
+  Span* span = g_span_records.New();
+  if (span == nullptr || !pagemap_->Ensure(first, bytes >> kPageShift)) {
+    if (span != nullptr) g_span_records.Delete(span);
+    platform::UnmapPages(memory, bytes);
+    return false;
+  }
+  span->first_page = first;
+  span->num_pages = bytes >> kPageShift;
+  span->state = SpanState::kReturned;  // fresh pages are not touched, hence not held
+  // Every page of a reservation maps to a span from now on, so Owns() is one lookup.
+  pagemap_->Set(first, span->num_pages, span, 0);
+  reserved_bytes_ += bytes;
+  ++num_reserves_;
+  MergeAndInsert(span);
+  return true;
+}
+
+bool PageHeap::ReserveHeld(std::size_t bytes) noexcept {
+  // The budget is taken with a CAS against the ceiling before any page is committed, so
+  // held never crosses the ceiling whatever the interleaving.
+  std::size_t held = held_.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::size_t ceiling = ceiling_.load(std::memory_order_relaxed);
+    if (held + bytes < held) return false;
+    if (ceiling != 0 && held + bytes > ceiling) return false;
+    if (held_.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed)) break;
+  }
+  std::size_t peak = peak_held_.load(std::memory_order_relaxed);
+  while (held + bytes > peak &&
+         !peak_held_.compare_exchange_weak(peak, held + bytes, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
+                    Failure* failure) noexcept {
+  if (align_pages == 0) align_pages = 1;
+  *failure = Failure::kNone;
+  // Refuse sizes whose page arithmetic would overflow.
+  if (pages == 0 || pages > (std::size_t{1} << (Pagemap::kAddressBits - kPageShift)) ||
+      align_pages > (std::size_t{1} << (Pagemap::kAddressBits - kPageShift))) {
+    *failure = Failure::kOs;
+    return nullptr;
+  }
+  SpinLockHolder hold(lock_);
+  Span* span = FindFit(SpanState::kFree, pages, align_pages);
+  if (span != nullptr) {
+    span = Carve(span, pages, align_pages, size_class);
+    if (span == nullptr) *failure = Failure::kOs;
+    CheckIfEnabled();
+    return span;
+  }
+  const std::size_t bytes = pages << kPageShift;
+  const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
+  if (threshold != 0 && Held() + bytes > threshold && free_bytes_[0] != 0) {
+    ReleaseFreeLocked();
+  }
+  if (!ReserveHeld(bytes)) {
+    *failure = Failure::kCeiling;
+    return nullptr;
+  }
+  span = FindFit(SpanState::kReturned, pages, align_pages);
+  if (span == nullptr && Grow(pages + align_pages - 1)) {
+    span = FindFit(SpanState::kReturned, pages, align_pages);
+  }
+  if (span != nullptr) span = Carve(span, pages, align_pages, size_class);
+  if (span == nullptr) {
+    held_.fetch_sub(bytes, std::memory_order_relaxed);
+    *failure = Failure::kOs;
+  }
+  CheckIfEnabled();
+  return span;
+}
+
+void PageHeap::Delete(Span* span) noexcept {
+  SpinLockHolder hold(lock_);
+  if (kChecked && span->state != SpanState::kInUse) HeapCorrupted("Delete of a free span");
+  in_use_bytes_ -= span->Bytes();
+  span->state = SpanState::kFree;
+  span->size_class = 0;
+  MergeAndInsert(span);
+  CheckIfEnabled();
+}
+
+std::size_t PageHeap::ReleaseFreeLocked() noexcept {
+  std::size_t released = 0;
+  auto release_list = [&](SpanList& list) {
+    while (!list.Empty()) {
+      Span* span = list.Head();
+      Unlink(span);
+      platform::DecommitPages(span->Start(), span->Bytes());
+      released += span->Bytes();
+      ++num_releases_;
+      held_.fetch_sub(span->Bytes(), std::memory_order_relaxed);
+      span->state = SpanState::kReturned;
+      MergeAndInsert(span);
+    }
+  };
+  for (std::size_t n = 1; n <= kMaxPages; ++n) release_list(free_[0][n]);
+  release_list(large_[0]);
+  bytes_released_ += released;
+  return released;
+}
+
+std::size_t PageHeap::ReleaseFree() noexcept {
+  SpinLockHolder hold(lock_);
+  const std::size_t released = ReleaseFreeLocked();
+  CheckIfEnabled();
+  return released;
+}
+
+bool PageHeap::TrySetCeiling(std::size_t bytes) noexcept {
+  SpinLockHolder hold(lock_);
+  if (bytes != 0 && Held() > bytes) return false;
+  ceiling_.store(bytes, std::memory_order_relaxed);
+  threshold_.store(static_cast<std::size_t>(static_cast<double>(bytes) * release_ratio_),
+                   std::memory_order_relaxed);
+  return true;
+}
+
+void PageHeap::SetReleaseRatio(double ratio) noexcept {
+  SpinLockHolder hold(lock_);
+  release_ratio_ = ratio;
+  threshold_.store(static_cast<std::size_t>(static_cast<double>(Ceiling()) * ratio),
+                   std::memory_order_relaxed);
+}
+
+PageHeapStats PageHeap::Stats() const noexcept {
+  SpinLockHolder hold(lock_);
+  PageHeapStats s;
+  s.held = Held();
+  s.peak_held = peak_held_.load(std::memory_order_relaxed);
+  s.in_use = in_use_bytes_;
+  s.free_committed = free_bytes_[0];
+  s.free_returned = free_bytes_[1];
+  for (const Span* span = large_[0].Head(); span != nullptr; span = span->next) {
+    if (span->Bytes() > s.largest_free_committed) s.largest_free_committed = span->Bytes();
+  }
+  for (std::size_t n = kMaxPages; n > 0 && s.largest_free_committed == 0; --n) {
+    if (!free_[0][n].Empty()) s.largest_free_committed = n << kPageShift;
+  }
+  s.reserved = reserved_bytes_;
+  s.num_reserves = num_reserves_;
+  s.num_releases = num_releases_;
+  s.bytes_released = bytes_released_;
+  s.ceiling = Ceiling();
+  return s;
+}
+
+void PageHeap::ResetPeak() noexcept {
+  SpinLockHolder hold(lock_);
+  peak_held_.store(Held(), std::memory_order_relaxed);
+}
+
+void PageHeap::CheckIfEnabled() const noexcept {
+  if constexpr (kChecked) {
+    if (const char* problem = CheckInvariantsLocked()) HeapCorrupted(problem);
+  }
+}
+
+const char* PageHeap::CheckInvariants() const noexcept {
+  SpinLockHolder hold(lock_);
+  return CheckInvariantsLocked();
+}
+
+const char* PageHeap::CheckInvariantsLocked() const noexcept {
+  std::size_t bytes[kStates] = {};
+  auto check_list = [&](const SpanList& list, int state, std::size_t pages) -> const char* {
+    for (const Span* span = list.Head(); span != nullptr; span = span->next) {
+      if (StateIndex(span->state) != state) return "a span sits in the free list of another state";
+      if (pages != 0 ? span->num_pages != pages : span->num_pages <= kMaxPages) {
+        return "a span sits in the free list of another size";
+      }
+      if (pagemap_->Get(span->first_page) != span || pagemap_->Get(span->LastPage()) != span) {
+        return "the pagemap does not map a free span's first and last page to it";
+      }
+      const Span* prev = pagemap_->Get(span->first_page - 1);
+      if (prev != nullptr && prev->state == span->state &&
+          prev->first_page + prev->num_pages == span->first_page) {
+        return "two adjacent free spans of the same state were not merged";
+      }
+      const Span* next = pagemap_->Get(span->first_page + span->num_pages);
+      if (next != nullptr && next->state == span->state &&
+          next->first_page == span->first_page + span->num_pages) {
+        return "two adjacent free spans of the same state were not merged";
+      }
+      bytes[state] += span->Bytes();
+    }
+    return nullptr;
+  };
+  for (int s = 0; s < kStates; ++s) {
+    for (std::size_t n = 1; n <= kMaxPages; ++n) {
+      if (const char* problem = check_list(free_[s][n], s, n)) return problem;
+    }
+    if (const char* problem = check_list(large_[s], s, 0)) return problem;
+    if (bytes[s] != free_bytes_[s]) return "free-span byte counters disagree with the lists";
+  }
+  if (Held() != in_use_bytes_ + free_bytes_[0]) {
+    return "held differs from in-use plus committed free spans";
+  }
+  const std::size_t ceiling = Ceiling();
+  if (ceiling != 0 && Held() > ceiling) return "held exceeds the ceiling";
+  return nullptr;
+}
+
+}  // namespace memarena::host

@@ -1,0 +1,113 @@
+// PageHeap: spans of pages carved from address space reserved in large chunks, split on
+// allocation and merged with free neighbours on free. It owns the ceiling on held bytes
+// (committed pages) and gives free spans back to the OS.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "host/pagemap.h"
+#include "host/span.h"
+#include "host/spin_lock.h"
+
+namespace memarena::host {
+
+enum class Failure : std::uint8_t { kNone, kCeiling, kOs };
+
+struct PageHeapStats {
+  std::size_t held = 0;              // committed pages: in-use spans + free committed spans
+  std::size_t peak_held = 0;
+  std::size_t in_use = 0;            // bytes of in-use spans
+  std::size_t free_committed = 0;    // releasable now
+  std::size_t free_returned = 0;     // reserved address space not held
+  std::size_t largest_free_committed = 0;
+  std::size_t reserved = 0;          // address space reserved from the OS
+  std::uint64_t num_reserves = 0;
+  std::uint64_t num_releases = 0;
+  std::uint64_t bytes_released = 0;
+  std::size_t ceiling = 0;
+};
+
+class PageHeap {
+ public:
+  static constexpr std::size_t kMaxPages = 128;  // exact-size free lists up to 1 MiB
+  static constexpr std::size_t kDefaultGrowBytes = std::size_t{256} << 20;
+
+  // `grow_bytes`: the size of each address-space reservation (requests above it get one
+  // of their own). Reserving address space does not count as held.
+  constexpr PageHeap(Pagemap* pagemap, std::size_t grow_bytes) noexcept
+      : pagemap_(pagemap), grow_bytes_(grow_bytes) {}
+  PageHeap(const PageHeap&) = delete;
+  PageHeap& operator=(const PageHeap&) = delete;
+
+  // An in-use span of `pages` pages starting on a multiple of `align_pages` pages, with
+  // every page mapped to it with class `size_class`. nullptr on failure, with `*failure`
+  // saying why (the ceiling, or the OS). Takes the heap lock.
+  Span* New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
+            Failure* failure) noexcept;
+
+  // Frees an in-use span: it stays committed and merges with committed free neighbours.
+  void Delete(Span* span) noexcept;
+
+  // Decommits every committed free span; returns the bytes given back.
+  std::size_t ReleaseFree() noexcept;
+
+  // Sets the ceiling (0 = none) unless more than `bytes` is held; returns whether it did.
+  bool TrySetCeiling(std::size_t bytes) noexcept;
+  std::size_t Ceiling() const noexcept { return ceiling_.load(std::memory_order_relaxed); }
+  // Held bytes above ratio * ceiling trigger a release before more is committed.
+  void SetReleaseRatio(double ratio) noexcept;
+
+  std::size_t Held() const noexcept { return held_.load(std::memory_order_relaxed); }
+  PageHeapStats Stats() const noexcept;
+  void ResetPeak() noexcept;
+
+  // Walks every free list and checks spans against the pagemap and the counters.
+  // Returns nullptr when consistent, else what is broken.
+  const char* CheckInvariants() const noexcept;
+
+  SpinLock& lock() noexcept { return lock_; }
+
+ private:
+  static constexpr int kStates = 2;  // free lists for kFree and kReturned
+
+  Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
+  Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
+              std::uint8_t size_class) noexcept;
+  bool Grow(std::size_t pages) noexcept;
+  void MergeAndInsert(Span* span) noexcept;
+  void Insert(Span* span) noexcept;
+  void Unlink(Span* span) noexcept;
+  SpanList& ListFor(SpanState state, std::size_t pages) noexcept;
+  std::size_t ReleaseFreeLocked() noexcept;
+  bool ReserveHeld(std::size_t bytes) noexcept;
+  void CheckIfEnabled() const noexcept;
+  const char* CheckInvariantsLocked() const noexcept;
+
+  mutable SpinLock lock_;
+  Pagemap* pagemap_;
+  std::size_t grow_bytes_;
+  SpanList free_[kStates][kMaxPages + 1] = {};
+  SpanList large_[kStates] = {};  // free spans above kMaxPages, searched best-fit
+  std::size_t free_bytes_[kStates] = {};
+  std::size_t in_use_bytes_ = 0;
+  std::size_t reserved_bytes_ = 0;
+  std::uint64_t num_reserves_ = 0;
+  std::uint64_t num_releases_ = 0;
+  std::uint64_t bytes_released_ = 0;
+  std::atomic<std::size_t> held_{0};
+  std::atomic<std::size_t> peak_held_{0};
+  std::atomic<std::size_t> ceiling_{0};
+  std::atomic<std::size_t> threshold_{0};  // ratio * ceiling
+  double release_ratio_ = 0.8;
+};
+
+}  // namespace memarena::host
+
+namespace memarena::host {
+template <typename T>
+class MetaPool;
+// The pool of span records shared by every PageHeap (its lock is taken around fork).
+MetaPool<Span>& SpanRecords() noexcept;
+}  // namespace memarena::host

@@ -1,0 +1,38 @@
+// Pagemap leaves: allocated from the OS on demand (never from malloc) and never freed.
+#include "host/pagemap.h"
+
+#include "platform/os.h"
+
+namespace memarena::host {
+
+bool Pagemap::Ensure(std::uintptr_t page, std::size_t count) noexcept {
+  const std::uintptr_t first = page >> kLeafBits;
+  const std::uintptr_t last = (page + count - 1) >> kLeafBits;
+  if (last >= kRootLength) return false;
+  for (std::uintptr_t i = first; i <= last; ++i) {
+    if (root_[i].load(std::memory_order_relaxed) != nullptr) continue;
+    // MapPages memory is zeroed: every entry starts as "no span, class 0".
+    void* memory = platform::MapPages(sizeof(Leaf), kPageSize);
+    if (memory == nullptr) return false;
+    root_[i].store(static_cast<Leaf*>(memory), std::memory_order_release);
+    leaves_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+void Pagemap::Set(std::uintptr_t page, std::size_t count, Span* span,
+                  std::uint8_t size_class) noexcept {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uintptr_t p = page + i;
+    Leaf* leaf = root_[p >> kLeafBits].load(std::memory_order_relaxed);
+    __atomic_store_n(&leaf->span[p & (kLeafLength - 1)], span, __ATOMIC_RELAXED);
+    __atomic_store_n(&leaf->size_class[p & (kLeafLength - 1)], size_class, __ATOMIC_RELAXED);
+  }
+}
+
+void Pagemap::SetEnds(Span* span) noexcept {
+  Set(span->first_page, 1, span, 0);
+  if (span->num_pages > 1) Set(span->LastPage(), 1, span, 0);
+}
+
+}  // namespace memarena::host

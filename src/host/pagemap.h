@@ -1,0 +1,78 @@
+// Pagemap: a 2-level radix tree over 48-bit addresses mapping each heap page to its Span and
+// its size class, so Free finds a pointer's class with two dependent loads and no lock.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "host/size_classes.h"
+#include "host/span.h"
+
+namespace memarena::host {
+
+class Pagemap {
+ public:
+  static constexpr std::size_t kAddressBits = 48;
+  static constexpr std::size_t kLeafBits = 18;  // one leaf covers 2 GiB of address space
+  static constexpr std::size_t kRootBits = kAddressBits - kPageShift - kLeafBits;
+  static constexpr std::size_t kLeafLength = std::size_t{1} << kLeafBits;
+  static constexpr std::size_t kRootLength = std::size_t{1} << kRootBits;
+
+  constexpr Pagemap() = default;
+  Pagemap(const Pagemap&) = delete;
+  Pagemap& operator=(const Pagemap&) = delete;
+
+  static std::uintptr_t PageOf(const void* ptr) noexcept {
+    return reinterpret_cast<std::uintptr_t>(ptr) >> kPageShift;
+  }
+
+  // The span covering `page`, or nullptr when the heap never reserved it. Lock-free.
+  Span* Get(std::uintptr_t page) const noexcept {
+    const Leaf* leaf = LeafOf(page);
+    if (leaf == nullptr) return nullptr;
+    return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
+  }
+
+  // The size class of the page holding `ptr` (0: large, or not a heap page). Lock-free.
+  std::size_t ClassOf(const void* ptr) const noexcept {
+    const std::uintptr_t page = PageOf(ptr);
+    const Leaf* leaf = LeafOf(page);
+    if (leaf == nullptr) return 0;
+    return __atomic_load_n(&leaf->size_class[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
+  }
+
+  // Makes sure leaves exist for [page, page + count). Returns false when the OS refuses
+  // memory for a leaf. Callers serialize (the page heap lock).
+  bool Ensure(std::uintptr_t page, std::size_t count) noexcept;
+
+  // Maps `count` pages from `page` to `span` with class `size_class`. Leaves must exist.
+  void Set(std::uintptr_t page, std::size_t count, Span* span, std::uint8_t size_class) noexcept;
+  // Maps the first and last page only: enough for a free span's neighbours to find it.
+  void SetEnds(Span* span) noexcept;
+
+  // Bytes of leaf memory obtained from the OS (metadata, not counted as held).
+  std::size_t MetadataBytes() const noexcept {
+    return leaves_.load(std::memory_order_relaxed) * sizeof(Leaf);
+  }
+
+ private:
+  // Leaves live in zeroed OS memory and are read without the lock while the heap writes
+  // other entries, so entries are accessed with relaxed atomic builtins (plain moves on
+  // x86, visible to TSAN).
+  struct Leaf {
+    Span* span[kLeafLength];
+    std::uint8_t size_class[kLeafLength];
+  };
+
+  const Leaf* LeafOf(std::uintptr_t page) const noexcept {
+    const std::uintptr_t index = page >> kLeafBits;
+    if (index >= kRootLength) return nullptr;
+    return root_[index].load(std::memory_order_acquire);
+  }
+
+  std::atomic<Leaf*> root_[kRootLength] = {};
+  std::atomic<std::size_t> leaves_{0};
+};
+
+}  // namespace memarena::host

@@ -1,0 +1,111 @@
+// Host size classes: the compile-time class table and the O(1) size -> class lookup.
+// 16-byte steps up to 128 B, then 8 classes per doubling, so above 128 B a request wastes
+// less than 1/8 of its size (below 128 B the waste is under one 16-byte granule).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace memarena::host {
+
+inline constexpr std::size_t kPageShift = 13;  // 8 KiB heap pages (a multiple of the OS page)
+inline constexpr std::size_t kPageSize = std::size_t{1} << kPageShift;
+inline constexpr std::size_t kMinAlign = 16;  // every class size is a multiple of this
+inline constexpr std::size_t kMaxSmallSize = std::size_t{256} << 10;
+inline constexpr std::size_t kNumClasses = 96;  // classes are numbered 1..kNumClasses
+inline constexpr std::size_t kClassesPerDoubling = 8;
+
+struct SizeClassInfo {
+  std::uint32_t size = 0;         // object size
+  std::uint32_t pages = 0;        // pages of one span of this class
+  std::uint32_t batch = 0;        // objects moved between a thread cache and central at once
+  std::uint32_t objects = 0;      // objects in one span
+};
+
+namespace detail {
+
+constexpr std::array<SizeClassInfo, kNumClasses + 1> BuildClasses() {
+  std::array<SizeClassInfo, kNumClasses + 1> classes{};
+  std::size_t n = 0;
+  std::size_t size = 0;
+  while (size < kMaxSmallSize) {
+    if (size < 128) {
+      size += kMinAlign;
+    } else {
+      std::size_t base = 128;
+      while (base * 2 <= size) base *= 2;
+      size += base / kClassesPerDoubling;
+    }
+    SizeClassInfo& c = classes[++n];
+    c.size = static_cast<std::uint32_t>(size);
+    // Spans of about 16 objects (at least 4 pages, at most 1 MiB), grown until the tail
+    // left over after the last object is at most 1/8 of the span.
+    std::size_t target = size * 16;
+    if (target < 4 * kPageSize) target = 4 * kPageSize;
+    if (target > (std::size_t{1} << 20)) target = std::size_t{1} << 20;
+    std::size_t pages = (target + kPageSize - 1) / kPageSize;
+    while ((pages * kPageSize) % size > (pages * kPageSize) / 8) ++pages;
+    c.pages = static_cast<std::uint32_t>(pages);
+    c.objects = static_cast<std::uint32_t>(pages * kPageSize / size);
+    std::size_t batch = (std::size_t{64} << 10) / size;
+    if (batch < 2) batch = 2;
+    if (batch > 32) batch = 32;
+    c.batch = static_cast<std::uint32_t>(batch);
+  }
+  return classes;
+}
+
+inline constexpr std::array<SizeClassInfo, kNumClasses + 1> kClasses = BuildClasses();
+
+// Two tables, as tcmalloc: sizes up to 1 KiB in 16-byte steps, larger ones in 128-byte
+// steps (every class above 1 KiB is a multiple of 128, so the lookup is exact).
+inline constexpr std::size_t kSmallTableMax = 1024;
+
+constexpr std::uint8_t FirstClassFitting(std::size_t size) {
+  std::size_t c = 1;
+  while (kClasses[c].size < size) ++c;
+  return static_cast<std::uint8_t>(c);
+}
+
+constexpr std::array<std::uint8_t, kSmallTableMax / 16 + 1> BuildSmallTable() {
+  std::array<std::uint8_t, kSmallTableMax / 16 + 1> t{};
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = FirstClassFitting(i * 16);
+  return t;
+}
+
+constexpr std::array<std::uint8_t, kMaxSmallSize / 128 + 1> BuildLargeTable() {
+  std::array<std::uint8_t, kMaxSmallSize / 128 + 1> t{};
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = FirstClassFitting(i * 128);
+  return t;
+}
+
+inline constexpr auto kSmallTable = BuildSmallTable();
+inline constexpr auto kLargeTable = BuildLargeTable();
+
+static_assert(kClasses[kNumClasses].size == kMaxSmallSize, "classes must end at 256 KiB");
+static_assert(kClasses[kNumClasses].pages <= 128, "a span of the largest class fits kMaxPages");
+
+}  // namespace detail
+
+// The class of a request of `size` bytes (0 < size <= kMaxSmallSize; 0 maps to class 1).
+inline std::size_t ClassFor(std::size_t size) noexcept {
+  return size <= detail::kSmallTableMax ? detail::kSmallTable[(size + 15) >> 4]
+                                        : detail::kLargeTable[(size + 127) >> 7];
+}
+
+inline const SizeClassInfo& ClassInfo(std::size_t cls) noexcept { return detail::kClasses[cls]; }
+inline std::size_t ClassSize(std::size_t cls) noexcept { return detail::kClasses[cls].size; }
+
+// The smallest class holding `size` bytes whose objects are all `alignment`-aligned
+// (alignment <= kPageSize; spans start on a page, so a class size that is a multiple of
+// the alignment keeps every object aligned). 0 when none is small enough.
+inline std::size_t ClassForAligned(std::size_t size, std::size_t alignment) noexcept {
+  if (size < alignment) size = alignment;
+  if (size > kMaxSmallSize) return 0;
+  std::size_t cls = ClassFor(size);
+  while (cls <= kNumClasses && ClassSize(cls) % alignment != 0) ++cls;
+  return cls <= kNumClasses ? cls : 0;
+}
+
+}  // namespace memarena::host

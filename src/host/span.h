@@ -1,0 +1,64 @@
+// Span: a run of heap pages, either in use (one large block, or carved into objects of a
+// size class) or free (committed, or returned to the OS). SpanList: an intrusive list.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "host/size_classes.h"
+
+namespace memarena::host {
+
+enum class SpanState : std::uint8_t {
+  kFree = 0,      // free and committed: counted in held, reusable without a syscall
+  kReturned = 1,  // free and given back to the OS (DecommitPages): not held
+  kInUse = 2,
+};
+
+struct Span {
+  std::uintptr_t first_page = 0;
+  std::size_t num_pages = 0;
+  Span* next = nullptr;
+  Span* prev = nullptr;
+  SpanState state = SpanState::kReturned;
+  std::uint8_t size_class = 0;  // 0: a page-granular (large) block
+  bool in_central_list = false;
+  std::uint32_t allocated = 0;  // small spans: objects handed out of the span
+  void* free_objects = nullptr;  // small spans: freed objects, linked through their first word
+  char* bump = nullptr;          // small spans: next never-used object (carved lazily so
+  char* bump_end = nullptr;      // a new span's memory is not touched up front)
+  std::size_t requested = 0;     // large spans: bytes the caller asked for
+
+  char* Start() const noexcept { return reinterpret_cast<char*>(first_page << kPageShift); }
+  std::size_t Bytes() const noexcept { return num_pages << kPageShift; }
+  std::uintptr_t LastPage() const noexcept { return first_page + num_pages - 1; }
+};
+
+class SpanList {
+ public:
+  constexpr SpanList() = default;
+  bool Empty() const noexcept { return head_ == nullptr; }
+  Span* Head() const noexcept { return head_; }
+
+  void Push(Span* span) noexcept {
+    span->prev = nullptr;
+    span->next = head_;
+    if (head_ != nullptr) head_->prev = span;
+    head_ = span;
+  }
+
+  void Remove(Span* span) noexcept {
+    if (span->prev != nullptr) {
+      span->prev->next = span->next;
+    } else {
+      head_ = span->next;
+    }
+    if (span->next != nullptr) span->next->prev = span->prev;
+    span->next = span->prev = nullptr;
+  }
+
+ private:
+  Span* head_ = nullptr;
+};
+
+}  // namespace memarena::host
