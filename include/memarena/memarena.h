@@ -2,9 +2,12 @@
 #pragma once
 
 #include "memarena/allocator.h"
+#include "memarena/arena.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
 #include "memarena/export.h"
 #include "memarena/host.h"
+#include "memarena/planner.h"
+#include "memarena/memory_source.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"

@@ -1,0 +1,119 @@
+// BfcArena: ONNX Runtime's best-fit-with-coalescing arena over any MemorySource, tuned by
+// ArenaConfig (OrtArenaCfg's knobs), with optional stream-ordered reuse.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "memarena/allocator.h"
+#include "memarena/memory_source.h"
+
+namespace memarena {
+
+enum class ArenaExtendStrategy { kNextPowerOfTwo, kSameAsRequested };
+
+// OrtArenaCfg's fields with the same names, meanings and defaults.
+struct ArenaConfig {
+  // Limit on held (reserved) bytes; 0 = unlimited. ORT's max_mem / bytes_limit.
+  std::size_t max_mem = 0;
+  ArenaExtendStrategy arena_extend_strategy = ArenaExtendStrategy::kNextPowerOfTwo;
+  // Size of the first region under kNextPowerOfTwo (later regions double from it).
+  std::size_t initial_chunk_size_bytes = std::size_t{1} << 20;
+  // A free chunk is split when the leftover is at least this (or the chunk is >= 2x the request).
+  std::size_t max_dead_bytes_per_chunk = std::size_t{128} << 20;
+  // The growth size kNextPowerOfTwo restarts from after a shrink (ReleaseUnusedSpans).
+  std::size_t initial_growth_chunk_size_bytes = std::size_t{2} << 20;
+  // kNextPowerOfTwo stops doubling here; a larger request still gets its own region.
+  std::size_t max_power_of_two_extend_bytes = std::size_t{1} << 30;
+
+  // Parses "key:value,..." with the keys above. Sizes take B, K/KiB, M/MiB, G/GiB, T/TiB;
+  // arena_extend_strategy takes kNextPowerOfTwo|kSameAsRequested (or 0|1 as in ORT).
+  // Throws ConfigError naming the key and the allowed values on an unknown key, a bad
+  // value, or a value that Validate() rejects.
+  static ArenaConfig Parse(std::string_view text);
+
+  // Parses the environment variable `variable` (defaults when unset or empty); throws like Parse.
+  static ArenaConfig FromEnvironment(const char* variable);
+
+  // Throws ConfigError when a size that must be positive is 0.
+  void Validate() const;
+};
+
+// The keys ArenaConfig::Parse accepts, with what each takes.
+std::string_view ArenaConfigHelp() noexcept;
+
+// An opaque stream (a cudaStream_t as an integer). 0 means "no stream": memory freed
+// without a stream is reusable by anyone at once.
+using StreamHandle = std::uintptr_t;
+
+// How the arena learns that work on a stream has finished (CUDA events for a device).
+// Implementations must be thread-safe.
+class StreamFence {
+ public:
+  virtual ~StreamFence() = default;
+  // Marks "now" on `stream`; returns a sequence number that grows per stream. Never fails
+  // (an implementation that cannot record waits for the stream instead).
+  virtual std::uint64_t Record(StreamHandle stream) noexcept = 0;
+  // True once all work queued on `stream` before Record returned `seq` has completed.
+  // Must not block.
+  virtual bool HasCompleted(StreamHandle stream, std::uint64_t seq) noexcept = 0;
+};
+
+// A best-fit-with-coalescing arena with ONNX Runtime BFCArena semantics (256 B rounding,
+// 21 power-of-two bins ordered by (size, address), split rule, immediate coalescing,
+// kNextPowerOfTwo / kSameAsRequested growth with 0.9x backoff), plus: any power-of-two
+// alignment, merging of adjacent regions when the source allows it, release of fully
+// free regions (ReleaseUnusedSpans at any time; automatically before crossing max_mem or
+// when the source refuses), and stream-ordered reuse when given a StreamFence.
+// Thread-safe: one mutex; every call costs O(log n) plus, on growth, source calls.
+class BfcArena final : public Allocator {
+ public:
+  // Throws ConfigError when `config` is invalid, std::invalid_argument when `source` is null.
+  explicit BfcArena(std::shared_ptr<MemorySource> source, ArenaConfig config = {},
+                    std::shared_ptr<StreamFence> fence = nullptr);
+  // Gives every region back to the source, also those with chunks still in use (as ORT).
+  ~BfcArena() override;
+  BfcArena(const BfcArena&) = delete;
+  BfcArena& operator=(const BfcArena&) = delete;
+
+  // TryAllocate(0) returns nullptr (as ORT's Alloc(0)); so does an invalid alignment.
+  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
+  // Frees on the stream the chunk was allocated on.
+  void Deallocate(void* ptr) noexcept override;
+  // The chunk's size (the request rounded up to 256 B, or the whole chunk when not split).
+  std::size_t UsableSize(const void* ptr) const noexcept override;
+  AllocatorStats GetStats() const override;
+  void ResetPeakStats() override;
+  // ORT's Shrink: gives back every region with nothing in use (under kNextPowerOfTwo the
+  // first region stays) and restarts growth from initial_growth_chunk_size_bytes. Safe at
+  // any time, also while other chunks are in use. Returns the bytes given back.
+  std::size_t ReleaseUnusedSpans() override;
+  AllocatorKind kind() const noexcept override;
+  std::string_view name() const noexcept override;
+  // Names which ORT limit was hit ("Available memory of X is smaller than requested bytes
+  // of Y" for max_mem, "Failed to allocate memory for requested buffer of size Y" when the
+  // source refused) and which knob helps.
+  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
+
+  // Stream-ordered forms. A chunk freed on stream A is handed to stream B only once the
+  // fence says the work queued on A before the free has completed; stream A reuses it at
+  // once. Without a fence, streams are ignored.
+  void* TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
+                            StreamHandle stream) noexcept;
+  void DeallocateOnStream(void* ptr, StreamHandle stream) noexcept;
+
+  // The size the caller asked for at `ptr` (ORT's RequestedSize); 0 for nullptr.
+  std::size_t RequestedSize(const void* ptr) const noexcept;
+
+  const ArenaConfig& config() const noexcept;
+  MemorySource& source() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace memarena

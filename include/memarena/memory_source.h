@@ -1,0 +1,64 @@
+// MemorySource: where an arena gets its regions (mmap, cudaMalloc, or a simulation), and
+// HostMemorySource, the default mmap source.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "memarena/allocator.h"
+
+namespace memarena {
+
+// What a source knows about the memory behind it (cudaMemGetInfo for a device).
+struct SourceCapacity {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+
+// A source of regions for BfcArena. Implementations must be thread-safe; the arena calls
+// them under its own lock, and only on growth, shrink and destruction (never per allocation).
+class MemorySource {
+ public:
+  virtual ~MemorySource() = default;
+
+  // Returns the start of `bytes` (> 0, a multiple of 256) fresh bytes aligned to at least
+  // Alignment(), or nullptr when the source refuses. Never throws. Costs one OS or device call.
+  virtual void* Reserve(std::size_t bytes) noexcept = 0;
+
+  // Gives back a range exactly as Reserve returned it (same pointer and size).
+  virtual void Release(void* ptr, std::size_t bytes) noexcept = 0;
+
+  // The alignment of every range Reserve returns: a power of two, at least 256.
+  virtual std::size_t Alignment() const noexcept = 0;
+
+  // True when two ranges that happen to be adjacent in the address space may be used as
+  // one, i.e. a chunk may straddle the boundary (mmap: yes; cudaMalloc: no).
+  virtual bool MergesAdjacent() const noexcept = 0;
+
+  // Free and total bytes of the memory behind the source, when it knows them.
+  virtual std::optional<SourceCapacity> Capacity() const noexcept { return std::nullopt; }
+
+  virtual AllocatorKind kind() const noexcept = 0;
+  virtual std::string_view name() const noexcept = 0;
+};
+
+// Anonymous private mmap through the platform layer. Ranges are page-rounded inside the
+// source; the arena sees exactly what it asked for. Adjacent mappings may be merged.
+class HostMemorySource final : public MemorySource {
+ public:
+  // `alignment` 0 means the page size; otherwise a power of two (rounded up to a page).
+  explicit HostMemorySource(std::size_t alignment = 0);
+
+  void* Reserve(std::size_t bytes) noexcept override;
+  void Release(void* ptr, std::size_t bytes) noexcept override;
+  std::size_t Alignment() const noexcept override { return alignment_; }
+  bool MergesAdjacent() const noexcept override { return true; }
+  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
+  std::string_view name() const noexcept override { return "host_mmap"; }
+
+ private:
+  std::size_t alignment_;
+};
+
+}  // namespace memarena

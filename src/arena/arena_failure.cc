@@ -1,0 +1,64 @@
+// Out-of-memory text of the BFC arena: ORT's two messages, the source's capacity, and
+// which ArenaConfig knob helps.
+#include "arena/arena_failure.h"
+
+#include <fmt/format.h>
+
+namespace memarena::arena {
+
+ArenaFailure& ThreadLastFailure() noexcept {
+  thread_local ArenaFailure failure;
+  return failure;
+}
+
+std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
+                          const AllocatorStats& stats, std::string_view source_name) {
+  switch (f.kind) {
+    case FailureKind::kLimit:
+      return fmt::format(
+          "Available memory of {} is smaller than requested bytes of {} (max_mem {} minus held {}, "
+          "of which {} in use; fully free regions were already given back and the check retried)",
+          f.available, f.needed, FormatBytes(config.max_mem), FormatBytes(stats.bytes_held),
+          FormatBytes(stats.bytes_in_use));
+    case FailureKind::kSource: {
+      std::string text = fmt::format(
+          "Failed to allocate memory for requested buffer of size {}: source '{}' refused {} "
+          "request(s) from {} down to {}, also after free regions were given back",
+          f.needed, source_name, f.attempts, FormatBytes(f.first_try), FormatBytes(f.last_try));
+      if (f.capacity) {
+        text += fmt::format(" (source free {} of {})", FormatBytes(f.capacity->free_bytes),
+                            FormatBytes(f.capacity->total_bytes));
+      }
+      return text;
+    }
+    case FailureKind::kTooLarge:
+      return fmt::format("a request of {} bytes is larger than any arena can serve", f.bytes);
+    case FailureKind::kNone:
+      break;
+  }
+  return "the request does not fit";
+}
+
+std::string FailureAdvice(const ArenaFailure& f, const AllocatorStats& stats) {
+  std::string advice;
+  if (f.kind == FailureKind::kSource) {
+    advice =
+        "The memory source is exhausted: free memory held outside this arena, or set max_mem "
+        "below the source's capacity; arena_extend_strategy:kSameAsRequested or a smaller "
+        "max_power_of_two_extend_bytes makes each extension smaller.";
+  } else {
+    advice =
+        "Raise max_mem or free memory first; ReleaseUnusedSpans() only helps other arenas, "
+        "this one already gave back its free regions.";
+  }
+  if (stats.fragmentation > 0.25) {
+    advice += fmt::format(
+        " Fragmentation is {:.0f}%: arena_extend_strategy:kSameAsRequested, a smaller "
+        "max_dead_bytes_per_chunk, or ReleaseUnusedSpans() between runs keeps held memory "
+        "closer to what is in use.",
+        stats.fragmentation * 100.0);
+  }
+  return advice;
+}
+
+}  // namespace memarena::arena

@@ -1,0 +1,386 @@
+// BfcArena: ORT BFCArena's allocate/free/extend/shrink over a MemorySource, plus alignment,
+// release of free regions under pressure, and stream-ordered reuse.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "arena/arena_failure.h"
+#include "arena/chunk_store.h"
+#include "arena/growth_policy.h"
+#include "common/format.h"
+#include "common/release_registry.h"
+#include "memarena/arena.h"
+#include "platform/os.h"
+
+namespace memarena {
+
+using arena::ArenaFailure;
+using arena::Chunk;
+using arena::ChunkHandle;
+using arena::FailureKind;
+using arena::kInvalidChunk;
+using arena::kMinAllocationSize;
+
+namespace {
+
+constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
+
+std::uintptr_t AlignUp(std::uintptr_t value, std::size_t alignment) {
+  return (value + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+}
+
+[[noreturn]] void DieOnForeignPointer() noexcept {
+  static constexpr char kText[] =
+      "memarena: BfcArena::Deallocate: the pointer was not handed out by this arena\n";
+  platform::WriteStderr(kText, sizeof(kText) - 1);
+  std::abort();
+}
+
+}  // namespace
+
+struct BfcArena::Impl {
+  Impl(std::shared_ptr<MemorySource> s, const ArenaConfig& c, std::shared_ptr<StreamFence> f)
+      : source(std::move(s)),
+        fence(std::move(f)),
+        config(c),
+        limit(c.max_mem == 0 ? kUnlimited : c.max_mem),
+        growth(c),
+        name(fmt::format("bfc_arena({})", source->name())) {}
+
+  std::shared_ptr<MemorySource> source;
+  std::shared_ptr<StreamFence> fence;
+  const ArenaConfig config;
+  const std::size_t limit;
+  arena::GrowthPolicy growth;
+  const std::string name;
+
+  mutable std::mutex mutex;
+  arena::ChunkStore store;
+  std::unordered_map<std::uintptr_t, ChunkHandle> in_use;
+  AllocatorStats stats;  // counters; derived fields are filled in by Snapshot()
+  bool had_first_region = false;
+
+  struct Reservation {
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+    std::size_t attempts = 0;
+    std::size_t first_try = 0;
+    std::size_t last_try = 0;
+  };
+
+  // Slack an aligned request needs so that some start inside a fresh region is aligned.
+  std::size_t AlignmentSlack(std::size_t alignment) const {
+    const std::size_t base = source->Alignment();
+    return alignment > base ? alignment - base : 0;
+  }
+
+  std::size_t AvailableBytes() const {
+    const std::size_t room = limit - std::min(limit, stats.bytes_held);
+    return room / kMinAllocationSize * kMinAllocationSize;
+  }
+
+  bool Usable(const Chunk& c, StreamHandle stream) const {
+    return c.stream == 0 || c.stream == stream || fence->HasCompleted(c.stream, c.fence);
+  }
+
+  // Best fit, lowest address first, walking up from the request's bin (ORT's FindChunkPtr),
+  // skipping chunks that cannot hold an aligned start or are still in flight on a stream.
+  void* FindAndTake(std::size_t rounded, std::size_t bytes, std::size_t alignment,
+                    StreamHandle stream) {
+    const int first = arena::BinForSize(rounded);
+    for (int b = first; b < arena::kNumBins; ++b) {
+      const auto& bin = store.bin(b);
+      auto it = b == first ? bin.lower_bound({rounded, 0, 0}) : bin.begin();
+      for (; it != bin.end(); ++it) {
+        const Chunk& c = store.at(it->handle);
+        const std::size_t pad =
+            alignment > kMinAllocationSize ? AlignUp(c.addr, alignment) - c.addr : 0;
+        if (c.size < rounded + pad || !Usable(c, stream)) continue;
+        return Take(it->handle, pad, rounded, bytes, stream);
+      }
+    }
+    return nullptr;
+  }
+
+  void* Take(ChunkHandle h, std::size_t pad, std::size_t rounded, std::size_t bytes,
+             StreamHandle stream) {
+    store.RemoveFree(h);
+    if (pad != 0) {  // the unaligned front stays a free chunk of its own
+      store.Split(h, pad);
+      const ChunkHandle aligned = store.at(h).next;
+      store.RemoveFree(aligned);
+      store.InsertFree(h);
+      h = aligned;
+    }
+    // ORT's split rule; a chunk exactly the request's size is never split.
+    const std::size_t size = store.at(h).size;
+    if (size > rounded &&
+        (size >= rounded * 2 || size - rounded >= config.max_dead_bytes_per_chunk)) {
+      store.Split(h, rounded);
+    }
+    Chunk& c = store.at(h);
+    c.in_use = true;
+    c.requested = bytes;
+    c.stream = stream;
+    c.fence = 0;
+    in_use.emplace(c.addr, h);
+    ++stats.num_allocs;
+    stats.bytes_in_use += c.size;
+    stats.bytes_requested += bytes;
+    stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+    stats.peak_bytes_requested = std::max(stats.peak_bytes_requested, stats.bytes_requested);
+    stats.max_alloc_size = std::max(stats.max_alloc_size, c.size);
+    return reinterpret_cast<void*>(c.addr);
+  }
+
+  void* ReserveOnce(std::size_t bytes) {
+    void* p = source->Reserve(bytes);
+    if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % kMinAllocationSize != 0) {
+      source->Release(p, bytes);  // breaks the source contract; treat as a refusal
+      p = nullptr;
+    }
+    if (p != nullptr) ++stats.num_reserves;
+    return p;
+  }
+
+  // ORT's backoff: 0.9x until below the request or 8 KiB; then, beyond ORT, the request itself.
+  Reservation ReserveWithBackoff(std::size_t bytes, std::size_t needed) {
+    Reservation r{nullptr, bytes, 1, bytes, bytes};
+    r.ptr = ReserveOnce(bytes);
+    while (r.ptr == nullptr) {
+      bytes = arena::BackoffBytes(bytes);
+      if (bytes < needed || bytes < arena::kMinBackoffBytes) break;
+      ++r.attempts;
+      r.last_try = r.bytes = bytes;
+      r.ptr = ReserveOnce(bytes);
+    }
+    if (r.ptr == nullptr && r.last_try > needed) {
+      ++r.attempts;
+      r.last_try = r.bytes = needed;
+      r.ptr = ReserveOnce(needed);
+    }
+    return r;
+  }
+
+  bool FullyFree(const arena::Region& region) const {
+    for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+      const Chunk& c = store.at(h);
+      if (c.in_use || (c.stream != 0 && !fence->HasCompleted(c.stream, c.fence))) return false;
+    }
+    return true;
+  }
+
+  // Gives back every region with nothing in use (the pinned first one only when asked).
+  std::size_t ReleaseFreeRegions(bool include_pinned) {
+    std::size_t released = 0;
+    const auto& regions = store.regions();
+    for (auto it = regions.begin(); it != regions.end();) {
+      const auto current = it++;
+      if ((current->second.pinned && !include_pinned) || !FullyFree(current->second)) continue;
+      const std::size_t size = current->second.size;
+      const std::vector<arena::Piece> pieces =
+          store.RemoveRegion(store.RegionOf(current->first));
+      for (const arena::Piece& p : pieces) source->Release(reinterpret_cast<void*>(p.addr), p.size);
+      stats.bytes_held -= size;
+      stats.bytes_released += size;
+      stats.num_releases += pieces.size();
+      stats.num_arena_extensions -= pieces.size();
+      ++stats.num_arena_shrinkages;
+      released += size;
+    }
+    return released;
+  }
+
+  // ORT's Extend, plus TF's release-and-retry before failing. Fills `failure` on failure.
+  bool Extend(std::size_t needed, ArenaFailure& failure) {
+    std::size_t available = AvailableBytes();
+    if (needed > available) {
+      ReleaseFreeRegions(/*include_pinned=*/true);
+      available = AvailableBytes();
+      if (needed > available) {
+        failure.kind = FailureKind::kLimit;
+        failure.available = available;
+        return false;
+      }
+    }
+    const std::size_t bytes = std::min(growth.NextExtension(needed), available);
+    Reservation r = ReserveWithBackoff(bytes, needed);
+    if (r.ptr == nullptr && ReleaseFreeRegions(/*include_pinned=*/true) > 0) {
+      const Reservation retry = ReserveWithBackoff(std::min(bytes, AvailableBytes()), needed);
+      r.ptr = retry.ptr;
+      r.bytes = retry.bytes;
+      r.attempts += retry.attempts;
+      r.last_try = retry.last_try;
+    }
+    if (r.ptr == nullptr) {
+      failure.kind = FailureKind::kSource;
+      failure.attempts = r.attempts;
+      failure.first_try = r.first_try;
+      failure.last_try = r.last_try;
+      failure.capacity = source->Capacity();
+      return false;
+    }
+    const bool pinned =
+        config.arena_extend_strategy == ArenaExtendStrategy::kNextPowerOfTwo && !had_first_region;
+    had_first_region = true;
+    store.AddPiece(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes,
+                   source->MergesAdjacent() && !pinned, pinned);
+    stats.bytes_held += r.bytes;
+    stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
+    ++stats.num_arena_extensions;
+    return true;
+  }
+
+  void Free(ChunkHandle h, StreamHandle stream) {
+    Chunk& c = store.at(h);
+    in_use.erase(c.addr);
+    ++stats.num_frees;
+    stats.bytes_in_use -= c.size;
+    stats.bytes_requested -= c.requested;
+    c.in_use = false;
+    c.requested = 0;
+    c.stream = stream;
+    c.fence = stream != 0 ? fence->Record(stream) : 0;
+    store.InsertFree(store.Coalesce(h));
+  }
+
+  ChunkHandle Lookup(const void* ptr) const {
+    const auto it = in_use.find(reinterpret_cast<std::uintptr_t>(ptr));
+    return it == in_use.end() ? kInvalidChunk : it->second;
+  }
+
+  AllocatorStats Snapshot() const {
+    AllocatorStats s = stats;
+    s.limit_bytes = config.max_mem;
+    s.largest_free_block = store.LargestFree();
+    const std::size_t free_bytes = s.bytes_held - s.bytes_in_use;
+    s.fragmentation = free_bytes == 0 ? 0.0
+                                      : 1.0 - static_cast<double>(s.largest_free_block) /
+                                                  static_cast<double>(free_bytes);
+    for (const auto& [base, region] : store.regions()) {
+      if (!region.pinned && FullyFree(region)) s.bytes_releasable += region.size;
+    }
+    return s;
+  }
+};
+
+BfcArena::BfcArena(std::shared_ptr<MemorySource> source, ArenaConfig config,
+                   std::shared_ptr<StreamFence> fence) {
+  if (source == nullptr) throw std::invalid_argument("BfcArena: the memory source is null");
+  config.Validate();
+  impl_ = std::make_unique<Impl>(std::move(source), config, std::move(fence));
+  common::RegisterReleasable(this);
+}
+
+BfcArena::~BfcArena() {
+  common::UnregisterReleasable(this);
+  for (const auto& [base, region] : impl_->store.regions()) {
+    for (const arena::Piece& p : region.pieces) {
+      impl_->source->Release(reinterpret_cast<void*>(p.addr), p.size);
+    }
+  }
+}
+
+void* BfcArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexcept {
+  return TryAllocateOnStream(bytes, alignment, 0);
+}
+
+void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
+                                    StreamHandle stream) noexcept {
+  if (bytes == 0 || !IsValidAlignment(alignment)) return nullptr;
+  Impl& m = *impl_;
+  ArenaFailure failure{this, bytes, alignment};
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.fence == nullptr) stream = 0;
+  if (bytes > kUnlimited / 4 || alignment > kUnlimited / 4) {
+    failure.kind = FailureKind::kTooLarge;
+  } else {
+    const std::size_t rounded = arena::RoundedBytes(bytes);
+    if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    failure.needed = rounded + m.AlignmentSlack(alignment);
+    if (m.Extend(failure.needed, failure)) {
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    }
+  }
+  ++m.stats.num_ooms;
+  arena::ThreadLastFailure() = failure;
+  return nullptr;
+}
+
+void BfcArena::Deallocate(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const ChunkHandle h = m.Lookup(ptr);
+  if (h == kInvalidChunk) DieOnForeignPointer();
+  m.Free(h, m.store.at(h).stream);
+}
+
+void BfcArena::DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
+  if (ptr == nullptr) return;
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const ChunkHandle h = m.Lookup(ptr);
+  if (h == kInvalidChunk) DieOnForeignPointer();
+  m.Free(h, m.fence == nullptr ? 0 : stream);
+}
+
+std::size_t BfcArena::UsableSize(const void* ptr) const noexcept {
+  if (ptr == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const ChunkHandle h = impl_->Lookup(ptr);
+  return h == kInvalidChunk ? 0 : impl_->store.at(h).size;
+}
+
+std::size_t BfcArena::RequestedSize(const void* ptr) const noexcept {
+  if (ptr == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const ChunkHandle h = impl_->Lookup(ptr);
+  return h == kInvalidChunk ? 0 : impl_->store.at(h).requested;
+}
+
+AllocatorStats BfcArena::GetStats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->Snapshot();
+}
+
+void BfcArena::ResetPeakStats() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  AllocatorStats& s = impl_->stats;
+  s.peak_bytes_in_use = s.bytes_in_use;
+  s.peak_bytes_requested = s.bytes_requested;
+  s.peak_bytes_held = s.bytes_held;
+}
+
+std::size_t BfcArena::ReleaseUnusedSpans() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const std::size_t released = impl_->ReleaseFreeRegions(/*include_pinned=*/false);
+  impl_->growth.ResetAfterShrink();
+  return released;
+}
+
+AllocatorKind BfcArena::kind() const noexcept { return impl_->source->kind(); }
+
+std::string_view BfcArena::name() const noexcept { return impl_->name; }
+
+const ArenaConfig& BfcArena::config() const noexcept { return impl_->config; }
+
+MemorySource& BfcArena::source() const noexcept { return *impl_->source; }
+
+std::string BfcArena::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
+  ArenaFailure failure = arena::ThreadLastFailure();
+  if (failure.arena != this || failure.bytes != bytes || failure.alignment != alignment) {
+    failure = ArenaFailure{this, bytes, alignment};
+  }
+  const AllocatorStats stats = GetStats();
+  return common::OutOfMemoryMessage(name(), bytes, alignment, stats,
+                                    arena::FailureReason(failure, impl_->config, stats, impl_->source->name()),
+                                    arena::FailureAdvice(failure, stats));
+}
+
+}  // namespace memarena

@@ -1,0 +1,172 @@
+// Chunk, bin and region bookkeeping of the BFC arena (ORT's BFCArena data structures,
+// with regions keyed by address so adjacent ones can merge).
+#include "arena/chunk_store.h"
+
+#include <bit>
+#include <iterator>
+
+namespace memarena::arena {
+namespace {
+
+// Two free neighbours may become one chunk when no stream ordering is lost: same stream,
+// or one side carries no stream.
+bool CanShare(const Chunk& a, const Chunk& b) noexcept {
+  return a.stream == b.stream || a.stream == 0 || b.stream == 0;
+}
+
+}  // namespace
+
+int BinForSize(std::size_t size) noexcept {
+  const std::size_t units = size / kMinAllocationSize;
+  if (units == 0) return 0;
+  const int b = std::bit_width(units) - 1;
+  return b < kNumBins - 1 ? b : kNumBins - 1;
+}
+
+ChunkHandle ChunkStore::NewChunk() {
+  if (free_handles_ != kInvalidChunk) {
+    const ChunkHandle h = free_handles_;
+    free_handles_ = chunks_[h].next;
+    chunks_[h] = Chunk{};
+    return h;
+  }
+  chunks_.emplace_back();
+  return chunks_.size() - 1;
+}
+
+void ChunkStore::DeleteChunk(ChunkHandle h) {
+  chunks_[h] = Chunk{};
+  chunks_[h].next = free_handles_;
+  free_handles_ = h;
+}
+
+void ChunkStore::InsertFree(ChunkHandle h) {
+  Chunk& c = chunks_[h];
+  c.bin = BinForSize(c.size);
+  bins_[static_cast<std::size_t>(c.bin)].insert(FreeKey{c.size, c.addr, h});
+}
+
+void ChunkStore::RemoveFree(ChunkHandle h) {
+  Chunk& c = chunks_[h];
+  bins_[static_cast<std::size_t>(c.bin)].erase(FreeKey{c.size, c.addr, h});
+  c.bin = -1;
+}
+
+ChunkStore::RegionMap::iterator ChunkStore::RegionOf(std::uintptr_t addr) {
+  return std::prev(regions_.upper_bound(addr));
+}
+
+void ChunkStore::Split(ChunkHandle h, std::size_t bytes) {
+  const ChunkHandle nh = NewChunk();  // may move chunks_: take references after it
+  Chunk& c = chunks_[h];
+  Chunk& n = chunks_[nh];
+  n.addr = c.addr + bytes;
+  n.size = c.size - bytes;
+  n.stream = c.stream;
+  n.fence = c.fence;
+  n.prev = h;
+  n.next = c.next;
+  c.size = bytes;
+  if (c.next != kInvalidChunk) {
+    chunks_[c.next].prev = nh;
+  } else {
+    RegionOf(c.addr)->second.tail = nh;
+  }
+  c.next = nh;
+  InsertFree(nh);
+}
+
+void ChunkStore::Merge(ChunkHandle h1, ChunkHandle h2) {
+  Chunk& c1 = chunks_[h1];
+  Chunk& c2 = chunks_[h2];
+  c1.next = c2.next;
+  if (c2.next != kInvalidChunk) {
+    chunks_[c2.next].prev = h1;
+  } else {
+    RegionOf(c1.addr)->second.tail = h1;
+  }
+  c1.size += c2.size;
+  if (c1.stream == c2.stream) {
+    c1.fence = c1.fence > c2.fence ? c1.fence : c2.fence;  // later fence covers both
+  } else if (c1.stream == 0) {
+    c1.stream = c2.stream;
+    c1.fence = c2.fence;
+  }
+  DeleteChunk(h2);
+}
+
+ChunkHandle ChunkStore::Coalesce(ChunkHandle h) {
+  const ChunkHandle next = chunks_[h].next;
+  if (next != kInvalidChunk && !chunks_[next].in_use && CanShare(chunks_[h], chunks_[next])) {
+    RemoveFree(next);
+    Merge(h, next);
+  }
+  const ChunkHandle prev = chunks_[h].prev;
+  if (prev != kInvalidChunk && !chunks_[prev].in_use && CanShare(chunks_[prev], chunks_[h])) {
+    RemoveFree(prev);
+    Merge(prev, h);
+    return prev;
+  }
+  return h;
+}
+
+void ChunkStore::JoinRegions(RegionMap::iterator low, RegionMap::iterator high) {
+  Region& a = low->second;
+  Region& b = high->second;
+  chunks_[a.tail].next = b.head;
+  chunks_[b.head].prev = a.tail;
+  a.tail = b.tail;
+  a.size += b.size;
+  a.pieces.insert(a.pieces.end(), b.pieces.begin(), b.pieces.end());
+  regions_.erase(high);
+}
+
+ChunkHandle ChunkStore::AddPiece(std::uintptr_t addr, std::size_t size, bool merge, bool pinned) {
+  const ChunkHandle h = NewChunk();
+  chunks_[h].addr = addr;
+  chunks_[h].size = size;
+  Region region;
+  region.size = size;
+  region.head = h;
+  region.tail = h;
+  region.pinned = pinned;
+  region.pieces.push_back(Piece{addr, size});
+  auto it = regions_.emplace(addr, std::move(region)).first;
+  if (merge && !pinned) {
+    if (it != regions_.begin()) {
+      auto low = std::prev(it);
+      if (low->first + low->second.size == addr && !low->second.pinned) {
+        JoinRegions(low, it);
+        it = low;
+      }
+    }
+    auto high = regions_.find(addr + size);
+    if (high != regions_.end() && !high->second.pinned) JoinRegions(it, high);
+  }
+  const ChunkHandle merged = Coalesce(h);
+  InsertFree(merged);
+  return merged;
+}
+
+std::vector<Piece> ChunkStore::RemoveRegion(RegionMap::iterator it) {
+  ChunkHandle h = it->second.head;
+  while (h != kInvalidChunk) {
+    const ChunkHandle next = chunks_[h].next;
+    if (chunks_[h].bin >= 0) RemoveFree(h);
+    DeleteChunk(h);
+    h = next;
+  }
+  std::vector<Piece> pieces = std::move(it->second.pieces);
+  regions_.erase(it);
+  return pieces;
+}
+
+std::size_t ChunkStore::LargestFree() const noexcept {
+  for (int b = kNumBins - 1; b >= 0; --b) {
+    const Bin& bin = bins_[static_cast<std::size_t>(b)];
+    if (!bin.empty()) return bin.rbegin()->size;
+  }
+  return 0;
+}
+
+}  // namespace memarena::arena

@@ -1,0 +1,109 @@
+// The BFC bookkeeping of one arena: chunks linked in address order inside regions, the 21
+// power-of-two bins of free chunks ordered by (size, address), split, merge and coalesce.
+// Not thread-safe; BfcArena locks around it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "memarena/arena.h"
+
+namespace memarena::arena {
+
+inline constexpr std::size_t kMinAllocationSize = 256;
+inline constexpr int kNumBins = 21;
+
+using ChunkHandle = std::size_t;
+inline constexpr ChunkHandle kInvalidChunk = ~ChunkHandle{0};
+
+// Requests round up to a multiple of 256 B (ORT's RoundedBytes); 0 stays 0.
+constexpr std::size_t RoundedBytes(std::size_t bytes) noexcept {
+  return (bytes + kMinAllocationSize - 1) / kMinAllocationSize * kMinAllocationSize;
+}
+
+// Bin b holds chunk sizes in [256 * 2^b, 256 * 2^(b+1)); the last bin has no upper bound.
+int BinForSize(std::size_t size) noexcept;
+
+struct Chunk {
+  std::uintptr_t addr = 0;
+  std::size_t size = 0;
+  std::size_t requested = 0;  // what the caller asked for; meaningful while in use
+  ChunkHandle prev = kInvalidChunk;
+  ChunkHandle next = kInvalidChunk;
+  bool in_use = false;
+  int bin = -1;               // -1 when not in a bin (in use, or being worked on)
+  StreamHandle stream = 0;    // in use: allocation stream; free: stream of the last use
+  std::uint64_t fence = 0;    // free on `stream`: the fence recorded at the free
+};
+
+// One range from the source (a region may hold several when the source merges adjacent ones).
+struct Piece {
+  std::uintptr_t addr = 0;
+  std::size_t size = 0;
+};
+
+struct Region {
+  std::size_t size = 0;
+  ChunkHandle head = kInvalidChunk;
+  ChunkHandle tail = kInvalidChunk;
+  bool pinned = false;  // ORT keeps the first region under kNextPowerOfTwo
+  std::vector<Piece> pieces;
+};
+
+class ChunkStore {
+ public:
+  struct FreeKey {
+    std::size_t size;
+    std::uintptr_t addr;
+    ChunkHandle handle;
+    bool operator<(const FreeKey& o) const noexcept {
+      return size != o.size ? size < o.size : addr < o.addr;
+    }
+  };
+  using Bin = std::set<FreeKey>;
+  using RegionMap = std::map<std::uintptr_t, Region>;
+
+  Chunk& at(ChunkHandle h) noexcept { return chunks_[h]; }
+  const Chunk& at(ChunkHandle h) const noexcept { return chunks_[h]; }
+  const Bin& bin(int b) const noexcept { return bins_[static_cast<std::size_t>(b)]; }
+  const RegionMap& regions() const noexcept { return regions_; }
+
+  // Adds a fresh range as a free chunk. With `merge`, it joins an adjacent unpinned region
+  // and coalesces with a free neighbour. Returns the free chunk now covering the range.
+  ChunkHandle AddPiece(std::uintptr_t addr, std::size_t size, bool merge, bool pinned);
+
+  void InsertFree(ChunkHandle h);
+  void RemoveFree(ChunkHandle h);
+
+  // Cuts chunk `h` (not in a bin) at `bytes`; the rest becomes a free chunk in its bin.
+  void Split(ChunkHandle h, std::size_t bytes);
+
+  // Merges `h` (free, not in a bin) with free neighbours it may share with (same stream,
+  // or one side without a stream). Returns the surviving chunk, not in a bin.
+  ChunkHandle Coalesce(ChunkHandle h);
+
+  // The region that contains `addr`.
+  RegionMap::iterator RegionOf(std::uintptr_t addr);
+
+  // Removes the region at `it` and all its chunks (all free); returns its pieces.
+  std::vector<Piece> RemoveRegion(RegionMap::iterator it);
+
+  // The largest free chunk's size (0 when none).
+  std::size_t LargestFree() const noexcept;
+
+ private:
+  ChunkHandle NewChunk();
+  void DeleteChunk(ChunkHandle h);
+  void Merge(ChunkHandle h1, ChunkHandle h2);  // h2 follows h1; h2 is deleted
+  void JoinRegions(RegionMap::iterator low, RegionMap::iterator high);
+
+  std::vector<Chunk> chunks_;
+  ChunkHandle free_handles_ = kInvalidChunk;  // recycled handles, linked through Chunk::next
+  Bin bins_[kNumBins];
+  RegionMap regions_;  // by base address
+};
+
+}  // namespace memarena::arena

@@ -1,0 +1,94 @@
+// ArenaConfig: OrtArenaCfg defaults, "key:value" parsing, and errors that name the key.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "memarena/arena.h"
+
+namespace memarena {
+namespace {
+
+TEST(ArenaConfig, DefaultsAreOrtArenaCfgs) {
+  const ArenaConfig c;
+  EXPECT_EQ(c.max_mem, 0u);
+  EXPECT_EQ(c.arena_extend_strategy, ArenaExtendStrategy::kNextPowerOfTwo);
+  EXPECT_EQ(c.initial_chunk_size_bytes, 1u << 20);
+  EXPECT_EQ(c.max_dead_bytes_per_chunk, 128u << 20);
+  EXPECT_EQ(c.initial_growth_chunk_size_bytes, 2u << 20);
+  EXPECT_EQ(c.max_power_of_two_extend_bytes, std::size_t{1} << 30);
+  EXPECT_NO_THROW(c.Validate());
+}
+
+TEST(ArenaConfig, ParsesEveryKey) {
+  const ArenaConfig c = ArenaConfig::Parse(
+      "max_mem:8GiB, arena_extend_strategy:kSameAsRequested,initial_chunk_size_bytes:4MiB,"
+      "max_dead_bytes_per_chunk:0,initial_growth_chunk_size_bytes=512KiB,"
+      "max_power_of_two_extend_bytes:256M");
+  EXPECT_EQ(c.max_mem, std::size_t{8} << 30);
+  EXPECT_EQ(c.arena_extend_strategy, ArenaExtendStrategy::kSameAsRequested);
+  EXPECT_EQ(c.initial_chunk_size_bytes, 4u << 20);
+  EXPECT_EQ(c.max_dead_bytes_per_chunk, 0u);
+  EXPECT_EQ(c.initial_growth_chunk_size_bytes, 512u << 10);
+  EXPECT_EQ(c.max_power_of_two_extend_bytes, 256u << 20);
+  EXPECT_EQ(ArenaConfig::Parse("arena_extend_strategy:0").arena_extend_strategy,
+            ArenaExtendStrategy::kNextPowerOfTwo);
+  EXPECT_EQ(ArenaConfig::Parse("arena_extend_strategy:1").arena_extend_strategy,
+            ArenaExtendStrategy::kSameAsRequested);
+  EXPECT_EQ(ArenaConfig::Parse("").max_mem, 0u);
+}
+
+std::string ErrorOf(const char* text) {
+  try {
+    ArenaConfig::Parse(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ArenaConfig, ErrorsNameTheKeyAndWhatIsAllowed) {
+  std::string e = ErrorOf("max_memory:1GiB");
+  EXPECT_NE(e.find("max_memory"), std::string::npos) << e;
+  EXPECT_NE(e.find("max_power_of_two_extend_bytes"), std::string::npos) << e;
+
+  e = ErrorOf("arena_extend_strategy:kDoubling");
+  EXPECT_NE(e.find("arena_extend_strategy"), std::string::npos) << e;
+  EXPECT_NE(e.find("kSameAsRequested"), std::string::npos) << e;
+
+  e = ErrorOf("max_mem:lots");
+  EXPECT_NE(e.find("max_mem"), std::string::npos) << e;
+  EXPECT_NE(e.find("GiB"), std::string::npos) << e;
+
+  e = ErrorOf("initial_chunk_size_bytes:0");
+  EXPECT_NE(e.find("initial_chunk_size_bytes"), std::string::npos) << e;
+  EXPECT_NE(e.find("positive"), std::string::npos) << e;
+
+  e = ErrorOf("max_power_of_two_extend_bytes:100");
+  EXPECT_NE(e.find("at least 256"), std::string::npos) << e;
+}
+
+TEST(ArenaConfig, TheArenaRejectsAnInvalidConfig) {
+  ArenaConfig c;
+  c.initial_growth_chunk_size_bytes = 0;
+  EXPECT_THROW(BfcArena(std::make_shared<HostMemorySource>(), c), ConfigError);
+  EXPECT_THROW(BfcArena(nullptr), std::invalid_argument);
+}
+
+TEST(ArenaConfig, FromEnvironmentNamesTheVariable) {
+  ::setenv("MEMARENA_TEST_ARENA_CONF", "max_mem:64MiB", 1);
+  EXPECT_EQ(ArenaConfig::FromEnvironment("MEMARENA_TEST_ARENA_CONF").max_mem, 64u << 20);
+  ::setenv("MEMARENA_TEST_ARENA_CONF", "bogus:1", 1);
+  try {
+    ArenaConfig::FromEnvironment("MEMARENA_TEST_ARENA_CONF");
+    FAIL() << "an unknown key was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MEMARENA_TEST_ARENA_CONF"), std::string::npos) << e.what();
+  }
+  ::unsetenv("MEMARENA_TEST_ARENA_CONF");
+  EXPECT_EQ(ArenaConfig::FromEnvironment("MEMARENA_TEST_ARENA_CONF").max_mem, 0u);
+  EXPECT_FALSE(ArenaConfigHelp().empty());
+}
+
+}  // namespace
+}  // namespace memarena
