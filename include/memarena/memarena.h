@@ -7,7 +7,6 @@
 #include "memarena/errors.h"
 #include "memarena/export.h"
 #include "memarena/host.h"
-#include "memarena/planner.h"
 #include "memarena/memory_source.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
