@@ -8,5 +8,6 @@
 #include "memarena/export.h"
 #include "memarena/host.h"
 #include "memarena/memory_source.h"
+#include "memarena/planner.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"

@@ -1,0 +1,194 @@
+// Planner benchmarks: for every file in ../shared/data/planner, arena / lower bound for
+// greedy by size and for PlanBest, whether the arena fits the capacity in the file name,
+// and planning time; plus planning a 20,000-tensor trace. A summary table follows.
+//   planner_bench [--budget_ms=N] [Google Benchmark flags]   (PlanBest budget, default 5000)
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "memarena/planner.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using memarena::Plan;
+using memarena::PlanTensor;
+
+std::chrono::milliseconds g_budget{5000};
+
+struct Row {
+  std::size_t tensors = 0;
+  std::size_t lower_bound = 0;
+  std::size_t capacity = 0;
+  double greedy_ratio = 0;
+  double greedy_ms = 0;
+  double best_ratio = 0;
+  double best_ms = 0;
+  std::string best_method;
+  bool best_fits = false;
+};
+std::map<std::string, Row> g_rows;
+
+std::size_t CapacityFromName(const std::filesystem::path& file) {
+  const std::string stem = file.stem().string();
+  const std::size_t dot = stem.rfind('.');
+  if (dot == std::string::npos) return 0;
+  try {
+    return std::stoull(stem.substr(dot + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+double MillisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Validates, then publishes the plan's figures as counters.
+bool Publish(benchmark::State& state, const std::vector<PlanTensor>& tensors, const Plan& plan,
+             std::size_t capacity) {
+  if (const auto problem = memarena::ValidatePlan(tensors, plan)) {
+    state.SkipWithError(problem->c_str());
+    return false;
+  }
+  state.counters["arena"] = static_cast<double>(plan.arena_size);
+  state.counters["lower_bound"] = static_cast<double>(plan.lower_bound);
+  state.counters["ratio"] = plan.Ratio();
+  if (capacity != 0) state.counters["fits"] = plan.arena_size <= capacity ? 1 : 0;
+  return true;
+}
+
+void RegisterFile(const std::filesystem::path& file, const std::string& name) {
+  const std::vector<PlanTensor> tensors = memarena::ReadPlanCsvFile(file.string()).tensors;
+  const std::size_t capacity = CapacityFromName(file);
+  benchmark::RegisterBenchmark(("greedy/" + name).c_str(), [=](benchmark::State& state) {
+    Plan plan;
+    const Clock::time_point start = Clock::now();
+    for (auto _ : state) benchmark::DoNotOptimize(plan = memarena::PlanGreedyBySize(tensors));
+    const double ms = MillisSince(start) / static_cast<double>(state.iterations());
+    if (!Publish(state, tensors, plan, capacity)) return;
+    Row& row = g_rows[name];
+    row.tensors = tensors.size();
+    row.lower_bound = plan.lower_bound;
+    row.capacity = capacity;
+    row.greedy_ratio = plan.Ratio();
+    row.greedy_ms = ms;
+  })->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("best/" + name).c_str(), [=](benchmark::State& state) {
+    memarena::PlanOptions options;
+    options.budget = g_budget;
+    options.capacity_target = capacity;
+    Plan plan;
+    const Clock::time_point start = Clock::now();
+    for (auto _ : state) benchmark::DoNotOptimize(plan = memarena::PlanBest(tensors, options));
+    const double ms = MillisSince(start) / static_cast<double>(state.iterations());
+    if (!Publish(state, tensors, plan, capacity)) return;
+    Row& row = g_rows[name];
+    row.best_ratio = plan.Ratio();
+    row.best_ms = ms;
+    row.best_method = plan.method;
+    row.best_fits = capacity != 0 && plan.arena_size <= capacity;
+  })->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+// A synthetic inference-style trace: mostly short-lived activations, some long skip
+// connections, sizes log-uniform from 256 B to 16 MiB.
+std::vector<PlanTensor> SyntheticTrace(std::size_t tensors, std::uint64_t seed) {
+  using Kind = memarena::TraceEvent::Kind;
+  std::mt19937_64 rng(seed);
+  std::vector<memarena::TraceEvent> events;
+  std::multimap<std::size_t, std::uint64_t> frees;  // event index at which to free -> id
+  for (std::uint64_t id = 0; id < tensors; ++id) {
+    while (!frees.empty() && frees.begin()->first <= events.size()) {
+      events.push_back({Kind::kFree, frees.begin()->second, 0, 1});
+      frees.erase(frees.begin());
+    }
+    const std::size_t size = std::size_t{256} << (rng() % 17);
+    events.push_back({Kind::kAllocate, id, size + (rng() % 4) * 256, 256});
+    const std::size_t life = rng() % 10 == 0 ? 50 + rng() % 400 : 1 + rng() % 8;
+    frees.emplace(events.size() + life, id);
+  }
+  return memarena::TensorsFromTrace(events);
+}
+
+void RegisterTrace() {
+  constexpr std::size_t kTensors = 20000;
+  const std::vector<PlanTensor> tensors = SyntheticTrace(kTensors, 7);
+  const std::string name = "synthetic-20000";
+  benchmark::RegisterBenchmark(("greedy/" + name).c_str(), [=](benchmark::State& state) {
+    Plan plan;
+    for (auto _ : state) benchmark::DoNotOptimize(plan = memarena::PlanGreedyBySize(tensors));
+    Publish(state, tensors, plan, 0);
+  })->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(("best_500ms/" + name).c_str(), [=](benchmark::State& state) {
+    memarena::PlanOptions options;
+    options.budget = std::chrono::milliseconds(500);
+    Plan plan;
+    for (auto _ : state) benchmark::DoNotOptimize(plan = memarena::PlanBest(tensors, options));
+    Publish(state, tensors, plan, 0);
+  })->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+void PrintSummary() {
+  std::string out = fmt::format(
+      "\nPlanBest budget {} ms\n| file | tensors | LB | greedy/LB | greedy ms | best/LB | "
+      "best ms | method | capacity | fits |\n|---|---|---|---|---|---|---|---|---|---|\n",
+      g_budget.count());
+  int fits = 0;
+  int with_capacity = 0;
+  for (const auto& [name, r] : g_rows) {
+    out += fmt::format("| {} | {} | {} | {:.4f} | {:.2f} | {:.4f} | {:.1f} | {} | {} | {} |\n",
+                       name, r.tensors, r.lower_bound, r.greedy_ratio, r.greedy_ms, r.best_ratio,
+                       r.best_ms, r.best_method, r.capacity == 0 ? "-" : std::to_string(r.capacity),
+                       r.capacity == 0 ? "-" : (r.best_fits ? "yes" : "no"));
+    if (r.capacity != 0) {
+      ++with_capacity;
+      fits += r.best_fits ? 1 : 0;
+    }
+  }
+  out += fmt::format("fit their capacity: {} of {}\n", fits, with_capacity);
+  std::fputs(out.c_str(), stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--budget_ms=", 12) == 0) {
+      g_budget = std::chrono::milliseconds(std::stoll(argv[i] + 12));
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  const std::filesystem::path dir = MEMARENA_PLANNER_DATA_DIR;
+  if (!std::filesystem::is_directory(dir)) {
+    std::fprintf(stderr, "planner_bench: data folder %s is missing (../shared/data/planner)\n",
+                 dir.c_str());
+    return 1;
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".csv") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    RegisterFile(file, std::filesystem::relative(file, dir).string());
+  }
+  RegisterTrace();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  PrintSummary();
+  return 0;
+}

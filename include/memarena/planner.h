@@ -1,0 +1,252 @@
+// The lifetime planner ("mem pattern"): offsets for tensors with known sizes and lifetimes
+// in one block, plan validation, MiniMalloc-format CSV, a plan cache by input shape, and
+// PlannedArena, the Allocator that serves a recorded pattern from one block.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "memarena/allocator.h"
+
+namespace memarena {
+
+// One buffer to place. Its lifetime is the half-open interval [lower, upper) of abstract
+// time steps, as in MiniMalloc's CSV. Two tensors conflict when their intervals intersect.
+struct PlanTensor {
+  std::string id;             // free-form name ("b1", "17"); used in messages and CSV
+  std::size_t size = 0;       // bytes; 0 is allowed and occupies nothing
+  std::size_t alignment = 1;  // a power of two; the offset is a multiple of it
+  std::int64_t lower = 0;     // first time step the tensor is live
+  std::int64_t upper = 0;     // first time step it is dead again (lower < upper)
+};
+
+// A tensor given by inclusive first and last use (TFLite style): [first_use, last_use + 1).
+PlanTensor TensorFromUses(std::string id, std::size_t size, std::size_t alignment,
+                          std::int64_t first_use, std::int64_t last_use);
+
+// Throws std::invalid_argument naming the tensor (index and id) when a tensor has
+// lower >= upper, an alignment that is not a power of two, or a size so large that
+// offsets could overflow.
+void ValidateTensors(const std::vector<PlanTensor>& tensors);
+
+// The maximum over time of the sum of live sizes: no plan can use less. O(n log n).
+std::size_t LowerBound(const std::vector<PlanTensor>& tensors);
+
+// A placement: offsets[i] belongs to tensors[i].
+struct Plan {
+  std::vector<std::size_t> offsets;
+  std::size_t arena_size = 0;   // max over tensors of offset + size
+  std::size_t lower_bound = 0;  // LowerBound(tensors)
+  std::string method;           // which algorithm produced it ("greedy-by-size", ...)
+
+  // arena_size / lower_bound (1.0 when both are 0).
+  double Ratio() const noexcept;
+};
+
+// Returns nullopt when the plan is valid for `tensors`: one offset per tensor, each a
+// multiple of its alignment, arena_size = max(offset + size), and no two tensors that are
+// live at the same time share a byte. Otherwise returns a description of the first
+// violation found. O(n log n + number of time-overlapping pairs).
+std::optional<std::string> ValidatePlan(const std::vector<PlanTensor>& tensors,
+                                        const Plan& plan);
+
+// Greedy by size (Pisarchyk & Lee 2020, TFLite): largest tensor first, each into the
+// best-fitting gap among the already placed tensors that overlap it in time. Validates
+// the input (see ValidateTensors). O(n log n + overlapping pairs * log).
+Plan PlanGreedyBySize(const std::vector<PlanTensor>& tensors);
+
+struct PlanOptions {
+  // Wall-clock budget for the improving search. The result is never worse than greedy
+  // by size, and planning stops early when it reaches the lower bound or the target.
+  std::chrono::milliseconds budget{100};
+  // When non-zero, the search aims for an arena of at most this many bytes and stops as
+  // soon as it has one (MiniMalloc's "capacity"). 0: aim for the lower bound.
+  std::size_t capacity_target = 0;
+  // Use the exact branch-and-bound search (MiniMalloc style) after the heuristics.
+  bool exact_search = true;
+  std::uint64_t seed = 1;
+};
+
+// The best plan found within options.budget: greedy by size, then several orderings with
+// local search, then an exact branch-and-bound that places buffers in canonical
+// (lowest offset first) order with section-based pruning. Always valid; never larger
+// than PlanGreedyBySize. Throws std::invalid_argument on bad input.
+Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options = {});
+
+// ---- Traces -------------------------------------------------------------------------
+
+// One event of a recorded run. Time is the event's position in the trace.
+struct TraceEvent {
+  enum class Kind { kAllocate, kFree };
+  Kind kind = Kind::kAllocate;
+  std::uint64_t id = 0;       // names the allocation; an allocate and its free share it
+  std::size_t size = 0;       // allocate only
+  std::size_t alignment = 1;  // allocate only
+};
+
+// Turns a trace into tensors (in allocation order): the tensor of event i lives from i to
+// its free event; a tensor never freed lives to the end. Throws std::invalid_argument on a
+// free of an unknown or already freed id, or an id allocated twice while live.
+std::vector<PlanTensor> TensorsFromTrace(const std::vector<TraceEvent>& events);
+
+// ---- CSV (MiniMalloc format) --------------------------------------------------------
+
+// A CSV problem: header id,lower,upper,size with optional alignment and offset columns.
+struct PlanCsv {
+  std::vector<PlanTensor> tensors;
+  std::optional<std::vector<std::size_t>> offsets;  // present when the file has them
+};
+
+// Parses MiniMalloc CSV. Throws std::invalid_argument with the line number on a missing
+// column, a bad number, a negative size, lower >= upper or a bad alignment.
+PlanCsv ReadPlanCsv(std::istream& in);
+PlanCsv ReadPlanCsvFile(const std::string& path);  // also throws when it cannot open
+
+// Writes id,lower,upper,size[,alignment][,offset]: the alignment column appears when some
+// tensor has alignment > 1, the offset column when `plan` is given.
+void WritePlanCsv(std::ostream& out, const std::vector<PlanTensor>& tensors,
+                  const Plan* plan = nullptr);
+
+// ---- Plan cache ---------------------------------------------------------------------
+
+// The full input-shape signature of a run: one shape (dimension list) per input, compared
+// exactly. {{2,3}} and {{3,2}} are different keys.
+using ShapeSignature = std::vector<std::vector<std::int64_t>>;
+
+// What a recorded run leaves behind: its tensors in allocation order and their plan.
+struct MemoryPattern {
+  std::vector<PlanTensor> tensors;
+  Plan plan;
+};
+
+// A bounded map from shape signature to pattern with least-recently-used eviction.
+// Thread-safe. Find and Insert cost O(log n) signature comparisons.
+class PlanCache {
+ public:
+  // Throws std::invalid_argument when capacity is 0.
+  explicit PlanCache(std::size_t capacity);
+
+  // The pattern for exactly these shapes, or nullptr. A hit becomes most recently used.
+  std::shared_ptr<const MemoryPattern> Find(const ShapeSignature& shapes);
+
+  // Stores (or replaces) the pattern for `shapes`, evicting the least recently used
+  // entry when full.
+  void Insert(const ShapeSignature& shapes, std::shared_ptr<const MemoryPattern> pattern);
+
+  std::size_t size() const;
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::uint64_t evictions() const;
+
+ private:
+  using Lru = std::list<ShapeSignature>;
+  struct Entry {
+    std::shared_ptr<const MemoryPattern> pattern;
+    Lru::iterator lru_position;
+  };
+  const std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::map<ShapeSignature, Entry> entries_;
+  Lru lru_;  // front = most recently used
+  std::uint64_t evictions_ = 0;
+};
+
+// ---- PlannedArena -------------------------------------------------------------------
+
+struct PlannedArenaOptions {
+  std::size_t cache_capacity = 16;           // patterns kept, by input shape
+  std::chrono::milliseconds plan_budget{50};  // PlanBest budget when a run ends
+};
+
+// An Allocator for a run whose allocation sequence repeats for the same input shapes
+// (ONNX Runtime's mem pattern). Between BeginRun(shapes) and EndRun():
+//  - with a cached pattern for `shapes`, the k-th allocation of the run is served at the
+//    k-th planned offset inside one block from the upstream allocator, but only when its
+//    size equals the planned size exactly and its alignment is met; any other request
+//    (and every request after the first mismatch) goes to the upstream allocator;
+//  - without one, every request goes to the upstream allocator and the run is recorded;
+//    EndRun plans the trace and caches it for `shapes`.
+// Outside a run every request goes to the upstream allocator. When a run needs a block
+// of a different size, the old block is returned to the upstream before the new one is
+// taken, so memory never doubles (ONNX Runtime issue #14477). Thread-safe (one mutex).
+class PlannedArena final : public Allocator {
+ public:
+  // `upstream` must outlive the arena.
+  explicit PlannedArena(Allocator& upstream, PlannedArenaOptions options = {});
+  ~PlannedArena() override;
+  PlannedArena(const PlannedArena&) = delete;
+  PlannedArena& operator=(const PlannedArena&) = delete;
+
+  // Starts a run for these input shapes. Throws std::logic_error when a run is already
+  // open, and OutOfMemory when the pattern block cannot be obtained.
+  void BeginRun(const ShapeSignature& shapes);
+  // Ends the run; a recorded run is planned and cached. Tensors still live at EndRun are
+  // treated as live to the end of the run. Throws std::logic_error without an open run.
+  void EndRun();
+
+  // True when the current run is served from a cached pattern (false while recording).
+  bool ServingPattern() const;
+  // Bytes of the pattern block now held (0 when none).
+  std::size_t PatternBlockSize() const;
+  // Requests of the current or last run served from the pattern block / sent upstream.
+  std::uint64_t PlannedHits() const;
+  std::uint64_t FallbackAllocations() const;
+  const PlanCache& cache() const noexcept { return cache_; }
+
+  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
+  void Deallocate(void* ptr) noexcept override;
+  std::size_t UsableSize(const void* ptr) const noexcept override;
+  AllocatorStats GetStats() const override;
+  void ResetPeakStats() override;
+  std::size_t ReleaseUnusedSpans() override;
+  AllocatorKind kind() const noexcept override { return upstream_.kind(); }
+  std::string_view name() const noexcept override { return "planned_arena"; }
+  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
+
+ private:
+  static constexpr std::uint64_t kNotTraced = ~std::uint64_t{0};
+  struct Live {
+    std::size_t bytes;
+    std::size_t usable;
+    bool planned;
+    std::uint64_t run;       // the run that allocated it (its trace ids belong to that run)
+    std::uint64_t trace_id;
+  };
+  void* TryServePlannedLocked(std::size_t bytes, std::size_t alignment);
+  bool ReleaseBlockLocked() noexcept;
+  void NoteAllocLocked(void* ptr, const Live& live);
+  AllocatorStats SnapshotLocked(std::size_t limit) const;
+
+  Allocator& upstream_;
+  const PlannedArenaOptions options_;
+  PlanCache cache_;
+  mutable std::mutex mutex_;
+  bool run_open_ = false;
+  std::uint64_t run_ = 0;  // counts BeginRun calls
+  ShapeSignature run_shapes_;
+  std::shared_ptr<const MemoryPattern> pattern_;  // the pattern served in this run
+  bool pattern_broken_ = false;  // a request differed from the pattern in this run
+  std::size_t next_slot_ = 0;
+  std::vector<TraceEvent> trace_;  // every event of the open run
+  std::uint64_t next_trace_id_ = 0;
+  std::byte* block_ = nullptr;
+  std::size_t block_size_ = 0;
+  std::size_t block_alignment_ = 0;
+  std::map<std::size_t, std::size_t> planned_live_;  // offset -> end of live planned tensors
+  std::unordered_map<const void*, Live> live_;
+  std::uint64_t planned_hits_ = 0;
+  std::uint64_t fallbacks_ = 0;
+  AllocatorStats stats_;
+};
+
+}  // namespace memarena

@@ -1,0 +1,156 @@
+// MiniMalloc-format CSV: id,lower,upper,size[,alignment][,offset], half-open lifetimes.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <stdexcept>
+
+#include "memarena/planner.h"
+
+namespace memarena {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::vector<std::string_view> SplitFields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', start);
+    fields.push_back(Trim(line.substr(start, comma - start)));
+    if (comma == std::string_view::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+[[noreturn]] void Fail(std::size_t line, std::string_view what) {
+  throw std::invalid_argument(fmt::format("memarena planner CSV line {}: {}", line, what));
+}
+
+template <typename T>
+T ParseNumber(std::string_view text, std::size_t line, std::string_view column) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    if (text.starts_with('-') && std::is_unsigned_v<T>) {
+      Fail(line, fmt::format("{} '{}' is negative; it must be a non-negative integer", column,
+                             text));
+    }
+    Fail(line, fmt::format("{} '{}' is not an integer{}", column, text,
+                           ec == std::errc::result_out_of_range ? " in range" : ""));
+  }
+  return value;
+}
+
+}  // namespace
+
+PlanCsv ReadPlanCsv(std::istream& in) {
+  enum Column { kId, kLower, kUpper, kSize, kAlignment, kOffset, kNumColumns };
+  static constexpr std::string_view kNames[kNumColumns] = {"id",   "lower",     "upper",
+                                                           "size", "alignment", "offset"};
+  std::string line;
+  std::size_t line_number = 0;
+  std::vector<int> where(kNumColumns, -1);  // column -> field position
+  std::size_t num_fields = 0;
+  while (std::getline(in, line)) {  // the header: first non-empty line
+    ++line_number;
+    if (!Trim(line).empty()) break;
+  }
+  if (Trim(line).empty()) Fail(line_number, "empty input; expected the header id,lower,upper,size");
+  const std::vector<std::string_view> header = SplitFields(line);
+  num_fields = header.size();
+  for (std::size_t f = 0; f < header.size(); ++f) {
+    bool known = false;
+    for (int c = 0; c < kNumColumns; ++c) {
+      if (header[f] == kNames[c]) {
+        if (where[c] != -1) Fail(line_number, fmt::format("column '{}' appears twice", header[f]));
+        where[c] = static_cast<int>(f);
+        known = true;
+      }
+    }
+    if (!known) {
+      Fail(line_number, fmt::format("unknown column '{}'; expected id,lower,upper,size with "
+                                    "optional alignment and offset",
+                                    header[f]));
+    }
+  }
+  for (int c : {kId, kLower, kUpper, kSize}) {
+    if (where[c] == -1) {
+      Fail(line_number, fmt::format("the header lacks the '{}' column (need id,lower,upper,size)",
+                                    kNames[c]));
+    }
+  }
+  PlanCsv csv;
+  if (where[kOffset] != -1) csv.offsets.emplace();
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (Trim(line).empty()) continue;
+    const std::vector<std::string_view> fields = SplitFields(line);
+    if (fields.size() != num_fields) {
+      Fail(line_number, fmt::format("{} fields where the header has {}", fields.size(), num_fields));
+    }
+    PlanTensor t;
+    t.id = std::string(fields[where[kId]]);
+    if (t.id.empty()) Fail(line_number, "empty id");
+    t.lower = ParseNumber<std::int64_t>(fields[where[kLower]], line_number, "lower");
+    t.upper = ParseNumber<std::int64_t>(fields[where[kUpper]], line_number, "upper");
+    t.size = ParseNumber<std::size_t>(fields[where[kSize]], line_number, "size");
+    if (where[kAlignment] != -1) {
+      t.alignment = ParseNumber<std::size_t>(fields[where[kAlignment]], line_number, "alignment");
+      if (!IsValidAlignment(t.alignment)) {
+        Fail(line_number, fmt::format("alignment {} is not a power of two", t.alignment));
+      }
+    }
+    if (t.lower >= t.upper) {
+      Fail(line_number, fmt::format("lower {} >= upper {} for '{}'; lifetimes are half-open "
+                                    "[lower, upper)",
+                                    t.lower, t.upper, t.id));
+    }
+    if (csv.offsets) {
+      csv.offsets->push_back(ParseNumber<std::size_t>(fields[where[kOffset]], line_number, "offset"));
+    }
+    csv.tensors.push_back(std::move(t));
+  }
+  ValidateTensors(csv.tensors);
+  return csv;
+}
+
+PlanCsv ReadPlanCsvFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw std::invalid_argument(fmt::format("memarena planner: cannot open CSV file '{}'", path));
+  }
+  try {
+    return ReadPlanCsv(in);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+void WritePlanCsv(std::ostream& out, const std::vector<PlanTensor>& tensors, const Plan* plan) {
+  bool aligned = false;
+  for (const PlanTensor& t : tensors) aligned = aligned || t.alignment > 1;
+  std::string text = "id,lower,upper,size";
+  if (aligned) text += ",alignment";
+  if (plan != nullptr) text += ",offset";
+  text += '\n';
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const PlanTensor& t = tensors[i];
+    text += fmt::format("{},{},{},{}", t.id, t.lower, t.upper, t.size);
+    if (aligned) text += fmt::format(",{}", t.alignment);
+    if (plan != nullptr) text += fmt::format(",{}", plan->offsets.at(i));
+    text += '\n';
+  }
+  out << text;
+}
+
+}  // namespace memarena

@@ -1,0 +1,17 @@
+// Greedy by size (Pisarchyk & Lee 2020; TFLite's GreedyBySize offset calculation).
+#include "memarena/planner.h"
+#include "planner/placer.h"
+#include "planner/sweep.h"
+
+namespace memarena {
+
+Plan PlanGreedyBySize(const std::vector<PlanTensor>& tensors) {
+  ValidateTensors(tensors);
+  const auto overlaps = planner::OverlapLists(tensors);
+  planner::Placer placer(tensors, overlaps);
+  std::vector<std::size_t> offsets;
+  placer.Place(planner::SizeOrder(tensors), offsets);
+  return planner::MakePlan(tensors, std::move(offsets), LowerBound(tensors), "greedy-by-size");
+}
+
+}  // namespace memarena

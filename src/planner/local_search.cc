@@ -1,0 +1,116 @@
+// Orderings plus local search over the placement order (best-fit placement throughout).
+#include "planner/local_search.h"
+
+#include <algorithm>
+#include <functional>
+#include <random>
+
+#include "planner/placer.h"
+
+namespace memarena::planner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Key = std::function<bool(Index, Index)>;
+
+std::vector<Index> SortedBy(std::size_t n, const Key& less) {
+  std::vector<Index> order(n);
+  for (Index i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), less);
+  return order;
+}
+
+// Orderings that win on different shapes of problem: big-and-long first, most contended
+// first, and time order (which reproduces a first-fit allocator's run).
+std::vector<std::vector<Index>> StartingOrders(const std::vector<PlanTensor>& t,
+                                               const std::vector<std::vector<Index>>& overlaps) {
+  const std::size_t n = t.size();
+  std::vector<std::size_t> contention(n);  // own size plus sizes of everything overlapping
+  for (std::size_t i = 0; i < n; ++i) {
+    contention[i] = t[i].size;
+    for (Index j : overlaps[i]) contention[i] += t[j].size;
+  }
+  auto length = [&](Index i) { return static_cast<double>(t[i].upper - t[i].lower); };
+  auto area = [&](Index i) { return static_cast<double>(t[i].size) * length(i); };
+  std::vector<std::vector<Index>> orders;
+  orders.push_back(SortedBy(n, [&](Index a, Index b) { return area(a) > area(b); }));
+  orders.push_back(SortedBy(n, [&](Index a, Index b) {
+    if (contention[a] != contention[b]) return contention[a] > contention[b];
+    return t[a].size > t[b].size;
+  }));
+  orders.push_back(SortedBy(n, [&](Index a, Index b) {
+    if (length(a) != length(b)) return length(a) > length(b);
+    return t[a].size > t[b].size;
+  }));
+  orders.push_back(SortedBy(n, [&](Index a, Index b) {
+    if (t[a].lower != t[b].lower) return t[a].lower < t[b].lower;
+    return t[a].size > t[b].size;
+  }));
+  return orders;
+}
+
+}  // namespace
+
+void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
+                        const std::vector<std::vector<Index>>& overlaps,
+                        Clock::time_point deadline, std::size_t target, std::uint64_t seed,
+                        Plan& best) {
+  const std::size_t n = tensors.size();
+  if (n < 2 || best.arena_size <= target) return;
+  Placer placer(tensors, overlaps);
+  std::vector<Index> current = SizeOrder(tensors);
+  std::vector<std::size_t> current_offsets = best.offsets;
+  std::size_t current_arena = best.arena_size;
+  std::vector<std::size_t> trial_offsets;
+
+  auto adopt = [&](std::size_t arena, const char* method) {
+    if (arena < best.arena_size) {
+      best = MakePlan(tensors, trial_offsets, best.lower_bound, method);
+    }
+  };
+  for (std::vector<Index>& order : StartingOrders(tensors, overlaps)) {
+    if (Clock::now() >= deadline) return;
+    const std::size_t arena = placer.Place(order, trial_offsets);
+    adopt(arena, "orderings");
+    if (arena < current_arena) {
+      current = std::move(order);
+      current_arena = arena;
+      current_offsets = trial_offsets;
+    }
+    if (best.arena_size <= target) return;
+  }
+
+  std::mt19937_64 rng(seed);
+  std::vector<Index> critical;
+  std::vector<Index> trial;
+  for (std::uint64_t step = 0; Clock::now() < deadline; ++step) {
+    trial = current;
+    if (step % 4 != 3) {
+      // Move a tensor that touches the top of the arena to an earlier position.
+      critical.clear();
+      for (Index i = 0; i < n; ++i) {
+        if (current_offsets[i] + tensors[i].size == current_arena) critical.push_back(i);
+      }
+      const Index pick = critical[rng() % critical.size()];
+      const auto from = static_cast<std::size_t>(
+          std::find(trial.begin(), trial.end(), pick) - trial.begin());
+      if (from == 0) continue;
+      const std::size_t to = rng() % from;
+      std::rotate(trial.begin() + static_cast<std::ptrdiff_t>(to),
+                  trial.begin() + static_cast<std::ptrdiff_t>(from),
+                  trial.begin() + static_cast<std::ptrdiff_t>(from) + 1);
+    } else {
+      // A random swap keeps the walk from circling on one plateau.
+      std::swap(trial[rng() % n], trial[rng() % n]);
+    }
+    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena);
+    if (arena > current_arena) continue;
+    adopt(arena, "local-search");
+    current.swap(trial);
+    current_arena = arena;
+    current_offsets = trial_offsets;
+    if (best.arena_size <= target) return;
+  }
+}
+
+}  // namespace memarena::planner

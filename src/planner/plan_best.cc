@@ -1,0 +1,66 @@
+// PlanBest: greedy by size, then orderings + local search, then the exact search aimed at
+// the capacity target or, without one, at capacities between the lower bound and the
+// best arena so far.
+#include <algorithm>
+
+#include "memarena/planner.h"
+#include "planner/exact_search.h"
+#include "planner/local_search.h"
+#include "planner/placer.h"
+#include "planner/sweep.h"
+
+namespace memarena {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The exact search recurses once per buffer; beyond this it is not worth the stack.
+constexpr std::size_t kMaxExactTensors = 4000;
+
+// Probes capacities with the exact search: a found plan lowers the upper end, a proof of
+// infeasibility raises the lower end, a timeout tries a looser capacity next.
+void ImproveExactly(const std::vector<PlanTensor>& tensors, Clock::time_point deadline,
+                    std::size_t target, Plan& best) {
+  std::size_t lo = std::max(target, best.lower_bound);
+  std::size_t hi = best.arena_size;  // known feasible; we look for something below it
+  std::size_t probe = lo;
+  while (lo < hi) {
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) return;
+    // The tightest probe gets half of what is left, so looser probes still get a turn.
+    const bool last_chance = probe + 1 >= hi;
+    const Clock::time_point probe_deadline = last_chance ? deadline : now + (deadline - now) / 2;
+    const planner::ExactResult r = planner::SolveExact(tensors, probe, probe_deadline);
+    if (r.status == planner::ExactStatus::kFound) {
+      best = planner::MakePlan(tensors, r.offsets, best.lower_bound, "exact-search");
+      hi = best.arena_size;
+      if (best.arena_size <= target) return;
+      probe = lo;
+    } else if (r.status == planner::ExactStatus::kInfeasible) {
+      lo = probe + 1;
+      probe = lo;
+    } else {
+      probe = probe + (hi - probe) / 2;
+    }
+  }
+}
+
+}  // namespace
+
+Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + options.budget;
+  Plan best = PlanGreedyBySize(tensors);  // validates the input
+  const std::size_t target = std::max(options.capacity_target, best.lower_bound);
+  if (best.arena_size <= target) return best;
+
+  const auto overlaps = planner::OverlapLists(tensors);
+  const bool exact = options.exact_search && tensors.size() <= kMaxExactTensors;
+  // Heuristics first: cheap, and often enough. The exact search gets the rest.
+  const Clock::time_point heuristic_deadline = exact ? start + options.budget / 5 : deadline;
+  planner::ImproveByOrderings(tensors, overlaps, heuristic_deadline, target, options.seed, best);
+  if (exact && best.arena_size > target) ImproveExactly(tensors, deadline, target, best);
+  return best;
+}
+
+}  // namespace memarena

@@ -1,0 +1,57 @@
+// Every file in ../shared/data/planner is read, planned greedily and with PlanBest, and
+// both plans are validated; PlanBest is never worse than greedy.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "planner/planner_test_util.h"
+
+namespace memarena::testing {
+namespace {
+
+std::vector<std::filesystem::path> DataFiles() {
+  std::vector<std::filesystem::path> files;
+  const std::filesystem::path dir = PlannerDataDir();
+  if (!std::filesystem::is_directory(dir)) return files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".csv") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// "A.1048576.csv" -> 1048576; 0 when the name carries no capacity.
+std::size_t CapacityFromName(const std::filesystem::path& file) {
+  const std::string stem = file.stem().string();
+  const std::size_t dot = stem.rfind('.');
+  if (dot == std::string::npos) return 0;
+  try {
+    return std::stoull(stem.substr(dot + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+TEST(PlannerDataFiles, EveryFileIsPlannedAndValidated) {
+  const auto files = DataFiles();
+  // 11 MiniMalloc challenging instances, input.12.csv and somas/resnet50.csv.
+  ASSERT_GE(files.size(), 13u) << "expected the MiniMalloc and SOMAS files in " << PlannerDataDir();
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    const PlanCsv csv = ReadPlanCsvFile(file.string());
+    ASSERT_FALSE(csv.tensors.empty());
+    const Plan greedy = PlanGreedyBySize(csv.tensors);
+    ExpectValid(csv.tensors, greedy);
+    EXPECT_GE(greedy.arena_size, greedy.lower_bound);
+    PlanOptions options;
+    options.budget = std::chrono::milliseconds(60);
+    options.capacity_target = CapacityFromName(file);
+    const Plan best = PlanBest(csv.tensors, options);
+    ExpectValid(csv.tensors, best);
+    EXPECT_LE(best.arena_size, greedy.arena_size);
+    EXPECT_EQ(best.lower_bound, greedy.lower_bound);
+  }
+}
+
+}  // namespace
+}  // namespace memarena::testing
