@@ -1,0 +1,189 @@
+// BfcArena on real device memory: the conformance suite, ORT behaviours, two-stream reuse
+// through CUDA events, and the PyTorch pluggable-allocator functions. Every test skips with
+// the runtime's reason when no device is usable.
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conformance/conformance_suite.h"
+#include "memarena/cuda.h"
+
+namespace memarena {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+class DeviceEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string reason;
+    if (cuda::DeviceCount(&reason) == 0) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  }
+};
+::testing::Environment* const kDeviceEnvironment =
+    ::testing::AddGlobalTestEnvironment(new DeviceEnvironment);
+
+struct DeviceArenaFactory {
+  static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
+    ArenaConfig config;
+    config.max_mem = limit_bytes;
+    return cuda::MakeDeviceArena(0, config);
+  }
+  static constexpr std::size_t kMaxAlignment = kMiB;
+  static constexpr bool kHasLimit = true;
+  static constexpr bool kAddressable = false;
+};
+
+TEST(DeviceArena, SizesOneTo1023AreRoundedAndUsable) {
+  auto arena = cuda::MakeDeviceArena(0);
+  std::vector<void*> ptrs;
+  for (std::size_t n = 1; n < 1024; ++n) {
+    void* p = arena->Allocate(n);
+    ASSERT_EQ(arena->UsableSize(p), (n + 255) / 256 * 256);
+    ptrs.push_back(p);
+  }
+  ASSERT_EQ(cudaMemset(ptrs.back(), 0x5a, 1023), cudaSuccess);
+  for (void* p : ptrs) arena->Deallocate(p);
+  void* again = arena->Allocate(1);
+  EXPECT_EQ(again, ptrs.front()) << "free chunks did not coalesce";
+  EXPECT_EQ(arena->GetStats().num_arena_extensions, 1u);
+}
+
+TEST(DeviceArena, BothOrtMessagesAndRecovery) {
+  ArenaConfig config;
+  config.max_mem = 64 * kMiB;
+  auto limited = cuda::MakeDeviceArena(0, config);
+  try {
+    limited->Allocate(128 * kMiB);
+    FAIL() << "a request above max_mem succeeded";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("Available memory of"), std::string::npos) << e.what();
+  }
+  auto unlimited = cuda::MakeDeviceArena(0);
+  const std::size_t total = unlimited->source().Capacity().value().total_bytes;
+  try {
+    unlimited->Allocate(total + 1024 * kMiB);
+    FAIL() << "a request above the device's memory succeeded";
+  } catch (const OutOfMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Failed to allocate memory for requested buffer"), std::string::npos) << what;
+    EXPECT_NE(what.find("source free"), std::string::npos) << what;
+  }
+  EXPECT_NE(unlimited->Allocate(kMiB), nullptr);
+  EXPECT_NE(limited->Allocate(kMiB), nullptr);
+}
+
+TEST(DeviceArena, ShrinkCountsUnderEachStrategy) {
+  auto doubling = cuda::MakeDeviceArena(0);
+  std::vector<void*> p;
+  for (int i = 0; i < 4; ++i) p.push_back(doubling->Allocate(kMiB));
+  EXPECT_EQ(doubling->GetStats().bytes_held, 7 * kMiB);  // 1 + 2 + 4 MiB regions
+  for (void* q : p) doubling->Deallocate(q);
+  EXPECT_EQ(doubling->ReleaseUnusedSpans(), 6 * kMiB);
+  EXPECT_EQ(doubling->GetStats().num_arena_shrinkages, 2u);
+  EXPECT_EQ(doubling->GetStats().num_arena_extensions, 1u);
+
+  ArenaConfig config;
+  config.arena_extend_strategy = ArenaExtendStrategy::kSameAsRequested;
+  auto exact = cuda::MakeDeviceArena(0, config);
+  void* a = exact->Allocate(3 * kMiB);
+  void* b = exact->Allocate(kMiB);
+  exact->Deallocate(a);
+  EXPECT_EQ(exact->ReleaseUnusedSpans(), 3 * kMiB);
+  exact->Deallocate(b);
+  EXPECT_EQ(exact->ReleaseUnusedSpans(), kMiB);
+  EXPECT_EQ(exact->GetStats().num_arena_shrinkages, 2u);
+  EXPECT_EQ(exact->GetStats().bytes_held, 0u);
+}
+
+TEST(DeviceArena, NextPowerOfTwoStopsAtTheCap) {
+  ArenaConfig config;
+  config.max_power_of_two_extend_bytes = 4 * kMiB;
+  auto arena = cuda::MakeDeviceArena(0, config);
+  for (int i = 0; i < 15; ++i) arena->Allocate(kMiB);  // regions 1, 2, 4, 4, 4 MiB
+  EXPECT_EQ(arena->GetStats().bytes_held, 15 * kMiB);
+  EXPECT_EQ(arena->GetStats().num_arena_extensions, 5u);
+  EXPECT_NE(arena->Allocate(9 * kMiB), nullptr);  // above the cap: a 16 MiB region
+  EXPECT_EQ(arena->GetStats().bytes_held, 31 * kMiB);
+}
+
+void BlockUntilSet(void* flag) {
+  auto* f = static_cast<std::atomic<bool>*>(flag);
+  while (!f->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+TEST(DeviceArena, TwoStreamReuseWaitsForTheEvent) {
+  auto arena = cuda::MakeDeviceArena(0);
+  cudaStream_t a = nullptr;
+  cudaStream_t b = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  std::atomic<bool> go{false};
+  ASSERT_EQ(cudaLaunchHostFunc(a, BlockUntilSet, &go), cudaSuccess);  // A is busy
+  void* p = arena->TryAllocateOnStream(kMiB, 256, cuda::ToStreamHandle(a));
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(cudaMemsetAsync(p, 1, kMiB, a), cudaSuccess);
+  arena->DeallocateOnStream(p, cuda::ToStreamHandle(a));
+  EXPECT_EQ(arena->TryAllocateOnStream(kMiB, 256, cuda::ToStreamHandle(a)), p)
+      << "the same stream reuses at once";
+  arena->DeallocateOnStream(p, cuda::ToStreamHandle(a));
+  void* q = arena->TryAllocateOnStream(kMiB, 256, cuda::ToStreamHandle(b));
+  EXPECT_NE(q, p) << "stream B got memory stream A is still using";
+  go = true;
+  ASSERT_EQ(cudaStreamSynchronize(a), cudaSuccess);
+  arena->DeallocateOnStream(q, cuda::ToStreamHandle(b));
+  ASSERT_EQ(cudaStreamSynchronize(b), cudaSuccess);
+  EXPECT_EQ(arena->TryAllocateOnStream(kMiB, 256, cuda::ToStreamHandle(b)), p)
+      << "A's event completed, so B reuses the chunk";
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
+TEST(DeviceArena, ConcurrentThreads) {
+  auto arena = cuda::MakeDeviceArena(0);
+  auto worker = [&](unsigned seed) {
+    std::vector<void*> mine;
+    for (unsigned i = 0; i < 3000; ++i) {
+      mine.push_back(arena->Allocate(1 + (seed * 7919u + i * 104729u) % (256 * 1024)));
+      if (mine.size() > 64) {
+        for (void* p : mine) arena->Deallocate(p);
+        mine.clear();
+      }
+    }
+    for (void* p : mine) arena->Deallocate(p);
+  };
+  std::thread t1(worker, 1u), t2(worker, 2u), t3(worker, 3u);
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_EQ(arena->GetStats().bytes_in_use, 0u);
+}
+
+TEST(PluggableAbi, MallocFreeAndRelease) {
+  void* p = memarena_cuda_malloc(4096, 0, nullptr);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(cudaMemset(p, 0, 4096), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  memarena_cuda_free(p, 4096, 0, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(memarena_cuda_malloc(4096, 0, nullptr), p) << "the free was not reused";
+  memarena_cuda_free(p, 4096, 0, nullptr);
+  void* big = memarena_cuda_malloc(64 * kMiB, 0, nullptr);
+  ASSERT_NE(big, nullptr);
+  memarena_cuda_free(big, 64 * kMiB, 0, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_GE(memarena_cuda_release_unused(0), 64 * kMiB);
+  EXPECT_EQ(memarena_cuda_malloc(0, 0, nullptr), nullptr);
+}
+
+}  // namespace
+}  // namespace memarena
+
+namespace memarena::testing {
+INSTANTIATE_TYPED_TEST_SUITE_P(DeviceArena, AllocatorConformance,
+                               ::testing::Types<memarena::DeviceArenaFactory>);
+}  // namespace memarena::testing
