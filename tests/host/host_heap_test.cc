@@ -1,0 +1,287 @@
+// Behaviour of the process-wide host heap beyond the conformance suite: host_api.h
+// contracts, statistics, thread exit, cross-thread frees, fork, config and checked mode.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "host/heap.h"
+#include "host/host_api.h"
+#include "host/size_classes.h"
+#include "memarena/memarena.h"
+
+namespace memarena::host {
+namespace {
+
+void ExpectHeapConsistent() {
+  const char* problem = CheckHeap();
+  EXPECT_EQ(problem, nullptr) << problem;
+}
+
+TEST(HostApi, ZeroBytesGivesUniqueFreeableBlocks) {
+  void* a = Allocate(0, 0);
+  void* b = Allocate(0, 0);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(a, b);
+  EXPECT_GE(UsableSize(a), 1u);
+  Free(a);
+  Free(b);
+  Free(nullptr);
+  EXPECT_EQ(UsableSize(nullptr), 0u);
+}
+
+TEST(HostApi, UsableSizeIsTheClassOrPageRoundedSize) {
+  for (std::size_t bytes : {1u, 17u, 100u, 1000u, 5000u, 70000u, 262144u}) {
+    void* p = Allocate(bytes, 0);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(UsableSize(p), ClassSize(ClassFor(bytes))) << bytes;
+    std::memset(p, 1, UsableSize(p));
+    Free(p);
+  }
+  void* big = Allocate(300000, 0);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(UsableSize(big), (300000 + kPageSize - 1) / kPageSize * kPageSize);
+  Free(big);
+}
+
+TEST(HostApi, AlignmentsAboveThePageSizeAreHonoured) {
+  for (std::size_t align = 32; align <= (std::size_t{4} << 20); align *= 2) {
+    for (std::size_t bytes : {std::size_t{1}, align / 2, align * 3}) {
+      void* p = Allocate(bytes, align);
+      ASSERT_NE(p, nullptr) << bytes << " @" << align;
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u) << bytes << " @" << align;
+      EXPECT_GE(UsableSize(p), bytes);
+      Free(p);
+    }
+  }
+  EXPECT_EQ(Allocate(64, 48), nullptr) << "a non-power-of-two alignment";
+  ExpectHeapConsistent();
+}
+
+TEST(HostApi, OwnsTellsHeapMemoryFromOtherMemory) {
+  void* small = Allocate(24, 0);
+  void* large = Allocate(1 << 20, 0);
+  int on_stack = 0;
+  void* from_libc = std::malloc(24);
+  EXPECT_TRUE(Owns(small));
+  EXPECT_TRUE(Owns(large));
+  EXPECT_TRUE(Owns(static_cast<char*>(large) + 12345));
+  EXPECT_FALSE(Owns(&on_stack));
+  EXPECT_FALSE(Owns(from_libc));
+  EXPECT_FALSE(Owns(nullptr));
+  std::free(from_libc);
+  Free(small);
+  Free(large);
+}
+
+TEST(HostApi, HugeRequestsFailCleanly) {
+  const std::uint64_t ooms = Stats().num_ooms;
+  EXPECT_EQ(Allocate(~std::size_t{0} - 100, 0), nullptr);
+  EXPECT_EQ(Allocate(std::size_t{1} << 62, 4096), nullptr);
+  EXPECT_EQ(Stats().num_ooms, ooms + 2);
+  void* p = Allocate(64, 0);  // still works
+  EXPECT_NE(p, nullptr);
+  Free(p);
+}
+
+TEST(HostStats, CountersFollowAllocationsPerClass) {
+  ReleaseUnused();
+  const AllocatorStats before = Stats();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(Allocate(100, 0));
+  void* large = Allocate(1 << 20, 0);
+  const AllocatorStats during = Stats();
+  const std::size_t cls = ClassFor(100);
+  const SizeClassStats& c = during.size_classes[cls - 1];
+  EXPECT_EQ(c.size, ClassSize(cls));
+  EXPECT_EQ(c.num_allocs - before.size_classes[cls - 1].num_allocs, 100u);
+  EXPECT_EQ(during.num_allocs - before.num_allocs, 101u);
+  EXPECT_EQ(during.bytes_in_use - before.bytes_in_use, 100 * ClassSize(cls) + (1 << 20));
+  EXPECT_EQ(during.bytes_requested - before.bytes_requested, 100 * ClassSize(cls) + (1 << 20));
+  EXPECT_GE(during.peak_bytes_in_use, during.bytes_in_use);
+  EXPECT_GE(during.bytes_held, during.bytes_in_use);
+  EXPECT_EQ(during.num_size_classes, kNumClasses);
+  EXPECT_GE(during.max_alloc_size, std::size_t{1} << 20);
+  for (void* p : blocks) Free(p);
+  Free(large);
+  const AllocatorStats after = Stats();
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  EXPECT_EQ(after.num_frees - before.num_frees, 101u);
+  EXPECT_GE(after.peak_bytes_in_use, during.bytes_in_use);
+  ResetPeaks();
+  EXPECT_EQ(Stats().peak_bytes_in_use, Stats().bytes_in_use);
+  const std::string table = FormatStats(after, "host");
+  EXPECT_NE(table.find("in use"), std::string::npos);
+  EXPECT_NE(table.find(std::to_string(ClassSize(cls))), std::string::npos);
+}
+
+TEST(HostStats, ReleasableAndFragmentationDescribeFreeSpans) {
+  ReleaseUnused();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 8; ++i) blocks.push_back(Allocate(std::size_t{1} << 20, 0));
+  for (int i = 0; i < 8; i += 2) Free(blocks[i]);  // four separate free 1 MiB spans
+  const AllocatorStats s = Stats();
+  EXPECT_GE(s.bytes_releasable, std::size_t{4} << 20);
+  EXPECT_GE(s.largest_free_block, std::size_t{1} << 20);
+  EXPECT_GT(s.fragmentation, 0.0);
+  EXPECT_LT(s.fragmentation, 1.0);
+  for (int i = 1; i < 8; i += 2) Free(blocks[i]);
+  EXPECT_GE(ReleaseUnused(), std::size_t{8} << 20);
+  EXPECT_EQ(Stats().bytes_releasable, 0u);
+  ExpectHeapConsistent();
+}
+
+TEST(HostThreads, AnExitingThreadFlushesItsCache) {
+  ReleaseUnused();
+  std::thread worker([] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 20000; ++i) blocks.push_back(Allocate(48, 0));
+    for (void* p : blocks) Free(p);
+  });
+  worker.join();
+  // With the exited thread's cache flushed, every span it used is free again.
+  const AllocatorStats s = Stats();
+  EXPECT_EQ(s.size_classes[ClassFor(48) - 1].bytes_in_use, 0u);
+  EXPECT_GT(ReleaseUnused(), 0u);
+  EXPECT_EQ(Stats().bytes_releasable, 0u);
+}
+
+TEST(HostThreads, ProducerConsumerFreesAcrossThreads) {
+  constexpr int kBlocks = 100000;
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::pair<unsigned char*, std::size_t>> queue;
+  bool done = false;
+  std::atomic<int> corrupted{0};
+  const AllocatorStats before = Stats();
+  std::thread consumer([&] {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex);
+      ready.wait(lock, [&] { return !queue.empty() || done; });
+      if (queue.empty()) return;
+      auto [p, n] = queue.front();
+      queue.pop_front();
+      lock.unlock();
+      if (p[0] != static_cast<unsigned char>(n) || p[n - 1] != static_cast<unsigned char>(n)) {
+        ++corrupted;
+      }
+      Free(p);
+    }
+  });
+  for (int i = 0; i < kBlocks; ++i) {
+    const std::size_t n = 8 + static_cast<std::size_t>(i % 97) * 13;
+    auto* p = static_cast<unsigned char*>(Allocate(n, 0));
+    ASSERT_NE(p, nullptr);
+    std::memset(p, static_cast<int>(n & 0xff), n);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queue.emplace_back(p, n);
+    }
+    ready.notify_one();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  ready.notify_one();
+  consumer.join();
+  EXPECT_EQ(corrupted.load(), 0);
+  const AllocatorStats after = Stats();
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  EXPECT_EQ(after.num_allocs - before.num_allocs, static_cast<std::uint64_t>(kBlocks));
+  EXPECT_EQ(after.num_frees - before.num_frees, static_cast<std::uint64_t>(kBlocks));
+  ExpectHeapConsistent();
+}
+
+TEST(HostThreads, ThreadCacheStaysWithinItsBound) {
+  // Free far more than thread_cache_bytes from one thread: the excess goes back to the
+  // central lists (and whole spans to the page heap) as it is freed.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 4096; ++i) blocks.push_back(Allocate(4096, 0));
+  for (void* p : blocks) Free(p);
+  const AllocatorStats s = Stats();
+  const std::size_t cached_bound = HostConfig{}.thread_cache_bytes;
+  // Held minus in use = what sits free: at most one cache plus partly used spans.
+  EXPECT_LE(s.bytes_held - s.bytes_in_use - s.bytes_releasable, cached_bound + (2u << 20));
+}
+
+TEST(HostFork, TheChildCanAllocateWhileAnotherThreadWasBusy) {
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load()) Free(Allocate(1 << 16, 0));
+  });
+  for (int round = 0; round < 5; ++round) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      for (int i = 0; i < 1000; ++i) {
+        void* p = Allocate(static_cast<std::size_t>(i) * 37 + 1, 0);
+        if (p == nullptr) _exit(2);
+        std::memset(p, 1, static_cast<std::size_t>(i) * 37 + 1);
+        Free(p);
+      }
+      void* large = Allocate(3 << 20, 0);
+      _exit(large == nullptr ? 3 : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  stop = true;
+  busy.join();
+}
+
+TEST(HostConfigTest, ApplyConfigSetsTheCeilingAndRefusesOneBelowHeld) {
+  HostConfig config;
+  config.ceiling = std::size_t{256} << 20;
+  config.release_threshold_ratio = 0.9;
+  ApplyConfig(config);
+  EXPECT_EQ(Ceiling(), std::size_t{256} << 20);
+  void* keep = Allocate(std::size_t{8} << 20, 0);
+  ASSERT_NE(keep, nullptr);
+  config.ceiling = std::size_t{1} << 20;  // below what stays held
+  ::testing::internal::CaptureStderr();
+  ApplyConfig(config);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ceiling"), std::string::npos) << err;
+  EXPECT_EQ(Ceiling(), std::size_t{256} << 20) << "a refused ceiling changed the limit";
+  Free(keep);
+  ApplyConfig(HostConfig{});
+  EXPECT_EQ(Ceiling(), 0u);
+}
+
+TEST(HostConfigDeathTest, ABadEnvironmentConfigIsReportedNotIgnored) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: HostAllocator() unused
+  EXPECT_EXIT(
+      {
+        setenv("MEMARENA_CONF", "ceiling:lots", 1);
+        memarena::HostAllocator();
+        std::exit(memarena::Ceiling() == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "MEMARENA_CONF.*ceiling");
+}
+
+TEST(HostConfigDeathTest, TheEnvironmentCeilingApplies) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("MEMARENA_CONF", "ceiling:48MiB,release_threshold_ratio:0.5", 1);
+        memarena::HostAllocator();
+        std::exit(memarena::Ceiling() == (std::size_t{48} << 20) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace memarena::host

@@ -1,0 +1,212 @@
+// Spans split and merge, the ceiling and the release of a private PageHeap, and the
+// pagemap that finds them. Each test builds its own heap over its own pagemap.
+#include "host/page_heap.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "host/pagemap.h"
+
+namespace memarena::host {
+namespace {
+
+constexpr std::size_t kGrowPages = 128;
+
+class PageHeapTest : public ::testing::Test {
+ protected:
+  Span* New(std::size_t pages, std::size_t align_pages = 1, std::uint8_t cls = 0) {
+    Failure failure = Failure::kNone;
+    Span* span = heap_.New(pages, align_pages, cls, &failure);
+    EXPECT_EQ(span == nullptr, failure != Failure::kNone);
+    last_failure_ = failure;
+    return span;
+  }
+  void ExpectConsistent() {
+    const char* problem = heap_.CheckInvariants();
+    EXPECT_EQ(problem, nullptr) << problem;
+  }
+
+  std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
+  PageHeap heap_{pagemap_.get(), kGrowPages * kPageSize};
+  Failure last_failure_ = Failure::kNone;
+};
+
+TEST_F(PageHeapTest, NewSplitsAReservationAndCountsOnlyCommittedPagesAsHeld) {
+  Span* a = New(3);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->num_pages, 3u);
+  EXPECT_EQ(a->state, SpanState::kInUse);
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.held, 3 * kPageSize);
+  EXPECT_EQ(s.in_use, 3 * kPageSize);
+  EXPECT_EQ(s.reserved, kGrowPages * kPageSize);
+  EXPECT_EQ(s.free_returned, (kGrowPages - 3) * kPageSize);
+  EXPECT_EQ(s.num_reserves, 1u);
+  std::memset(a->Start(), 0x5a, a->Bytes());  // the span's memory is usable
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, FreedNeighboursMergeIntoOneSpan) {
+  Span* a = New(2);
+  Span* b = New(3);
+  Span* c = New(4);
+  ASSERT_TRUE(a && b && c);
+  // Consecutive carving from one reservation places them side by side.
+  ASSERT_EQ(a->first_page + 2, b->first_page);
+  ASSERT_EQ(b->first_page + 3, c->first_page);
+  const std::uintptr_t first = a->first_page;
+  heap_.Delete(a);
+  heap_.Delete(c);
+  ExpectConsistent();
+  EXPECT_EQ(heap_.Stats().free_committed, 6 * kPageSize);
+  EXPECT_EQ(heap_.Stats().largest_free_committed, 4 * kPageSize);
+  heap_.Delete(b);  // bridges both: one committed free span of 9 pages
+  ExpectConsistent();
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.free_committed, 9 * kPageSize);
+  EXPECT_EQ(s.largest_free_committed, 9 * kPageSize);
+  Span* merged = pagemap_->Get(first);
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(merged->num_pages, 9u);
+  EXPECT_EQ(pagemap_->Get(first + 8), merged);
+  // A request of the merged size reuses it without touching the OS.
+  Span* again = New(9);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->first_page, first);
+  EXPECT_EQ(heap_.Stats().num_reserves, 1u);
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, ASmallerRequestSplitsAFreeSpanAndKeepsTheRest) {
+  Span* big = New(10);
+  ASSERT_NE(big, nullptr);
+  const std::uintptr_t first = big->first_page;
+  heap_.Delete(big);
+  Span* part = New(4);
+  ASSERT_NE(part, nullptr);
+  EXPECT_EQ(part->first_page, first);  // the committed free span is preferred
+  EXPECT_EQ(heap_.Stats().free_committed, 6 * kPageSize);
+  EXPECT_EQ(heap_.Stats().held, 10 * kPageSize);  // splitting a committed span commits nothing
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, ReleaseDecommitsFreeSpansAndMergesThemWithTheRest) {
+  Span* a = New(5);
+  Span* b = New(5);
+  ASSERT_TRUE(a && b);
+  heap_.Delete(a);
+  EXPECT_EQ(heap_.ReleaseFree(), 5 * kPageSize);
+  PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.held, 5 * kPageSize);
+  EXPECT_EQ(s.free_committed, 0u);
+  EXPECT_EQ(s.num_releases, 1u);
+  EXPECT_EQ(s.bytes_released, 5 * kPageSize);
+  heap_.Delete(b);
+  heap_.ReleaseFree();
+  ExpectConsistent();
+  s = heap_.Stats();
+  EXPECT_EQ(s.held, 0u);
+  EXPECT_EQ(s.free_returned, s.reserved);
+  // Everything merged back into the one reservation: all of it fits one request.
+  Span* all = New(kGrowPages);
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(heap_.Stats().num_reserves, 1u);
+}
+
+TEST_F(PageHeapTest, AlignedRequestsStartOnTheAlignmentAndTrimTheRest) {
+  Span* pad = New(1);  // knocks the next start off any larger alignment
+  ASSERT_NE(pad, nullptr);
+  for (std::size_t align : {2u, 16u, 64u}) {
+    Span* s = New(3, align);
+    ASSERT_NE(s, nullptr) << align;
+    EXPECT_EQ(s->first_page % align, 0u) << align;
+    EXPECT_EQ(s->num_pages, 3u);
+    EXPECT_EQ(heap_.Stats().in_use, (1 + 3) * kPageSize);
+    heap_.Delete(s);
+    ExpectConsistent();
+  }
+}
+
+TEST_F(PageHeapTest, RequestsAboveTheGrowSizeGetTheirOwnReservation) {
+  Span* huge = New(3 * kGrowPages);
+  ASSERT_NE(huge, nullptr);
+  EXPECT_GE(heap_.Stats().reserved, 3 * kGrowPages * kPageSize);
+  heap_.Delete(huge);
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, TheCeilingRefusesCommitsAndHeldNeverCrossesIt) {
+  ASSERT_TRUE(heap_.TrySetCeiling(8 * kPageSize));
+  Span* a = New(6);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(New(3), nullptr);
+  EXPECT_EQ(last_failure_, Failure::kCeiling);
+  Span* b = New(2);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(heap_.Stats().held, 8 * kPageSize);
+  EXPECT_LE(heap_.Stats().peak_held, 8 * kPageSize);
+  EXPECT_FALSE(heap_.TrySetCeiling(4 * kPageSize)) << "a ceiling below held was accepted";
+  EXPECT_EQ(heap_.Ceiling(), 8 * kPageSize);
+  heap_.Delete(a);
+  heap_.Delete(b);
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, CrossingTheThresholdReleasesFreeSpansBeforeCommittingMore) {
+  ASSERT_TRUE(heap_.TrySetCeiling(16 * kPageSize));
+  heap_.SetReleaseRatio(0.5);
+  Span* a = New(4);
+  Span* keep = New(1);
+  ASSERT_TRUE(a && keep);
+  heap_.Delete(a);  // 4 committed free pages that cannot serve 6
+  EXPECT_EQ(heap_.Stats().free_committed, 4 * kPageSize);
+  Span* b = New(6);  // held would reach 11 pages > 8 = 0.5 * 16: release first
+  ASSERT_NE(b, nullptr);
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.num_releases, 1u);
+  EXPECT_EQ(s.free_committed, 0u);
+  EXPECT_EQ(s.held, 7 * kPageSize);
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, PagemapMapsEveryPageOfInUseSpansWithTheirClass) {
+  Span* small = New(4, 1, 7);
+  Span* large = New(5);
+  ASSERT_TRUE(small && large);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(pagemap_->Get(small->first_page + i), small);
+    EXPECT_EQ(pagemap_->ClassOf(small->Start() + i * kPageSize + 100), 7u);
+  }
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(pagemap_->Get(large->first_page + i), large);
+    EXPECT_EQ(pagemap_->ClassOf(large->Start() + i * kPageSize), 0u);
+  }
+  int on_stack = 0;
+  EXPECT_EQ(pagemap_->Get(Pagemap::PageOf(&on_stack)), nullptr);
+  EXPECT_EQ(pagemap_->ClassOf(&on_stack), 0u);
+  EXPECT_EQ(pagemap_->Get(std::uintptr_t{1} << 40), nullptr);  // past the 48-bit range
+  heap_.Delete(small);
+  heap_.Delete(large);
+}
+
+TEST(Pagemap, LeavesAreCreatedOnDemandAcrossLeafBoundaries) {
+  auto pagemap = std::make_unique<Pagemap>();
+  const std::uintptr_t page = 3 * Pagemap::kLeafLength - 2;  // straddles two leaves
+  EXPECT_EQ(pagemap->MetadataBytes(), 0u);
+  ASSERT_TRUE(pagemap->Ensure(page, 4));
+  EXPECT_GT(pagemap->MetadataBytes(), 0u);
+  Span span;
+  span.first_page = page;
+  span.num_pages = 4;
+  pagemap->Set(page, 4, &span, 9);
+  for (std::uintptr_t p = page; p < page + 4; ++p) EXPECT_EQ(pagemap->Get(p), &span);
+  EXPECT_EQ(pagemap->Get(page - 1), nullptr);
+  EXPECT_EQ(pagemap->Get(page + 4), nullptr);
+  EXPECT_FALSE(pagemap->Ensure(std::uintptr_t{1} << (Pagemap::kAddressBits - kPageShift), 1));
+}
+
+}  // namespace
+}  // namespace memarena::host
