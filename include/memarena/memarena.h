@@ -11,3 +11,4 @@
 #include "memarena/planner.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
+#include "memarena/c_api.h"

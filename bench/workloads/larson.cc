@@ -1,0 +1,59 @@
+// Larson-like server simulation: each lane owns a table of live blocks and replaces random
+// ones (free + malloc of 16 B to 1 KiB). Every generation the table is handed to a new
+// thread, as a server hands a connection's state to the next worker, so most frees happen
+// on a thread other than the one that allocated, and threads come and go all the time.
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "workload.h"
+
+namespace {
+
+constexpr int kLanes = 2;
+constexpr std::size_t kSlots = 2000;
+constexpr std::size_t kOpsPerGeneration = 10000;
+
+struct Lane {
+  std::vector<void*> slots = std::vector<void*>(kSlots, nullptr);
+  std::uint64_t checksum = 0;
+};
+
+void RunGeneration(Lane& lane, std::uint64_t seed, std::size_t ops) {
+  workload::Rng rng(seed);
+  for (std::size_t i = 0; i < ops; ++i) {
+    void*& slot = lane.slots[rng.Next() % kSlots];
+    std::free(slot);
+    const std::size_t size = rng.Uniform(16, 1024);
+    slot = std::malloc(size);
+    lane.checksum += workload::Touch(slot, size, static_cast<unsigned char>(i));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double scale = workload::Scale(argc, argv);
+  const std::size_t generations = workload::Scaled(200, scale);
+  std::vector<Lane> lanes(kLanes);
+  std::vector<std::thread> drivers;
+  for (int l = 0; l < kLanes; ++l) {
+    drivers.emplace_back([&lanes, l, generations] {
+      for (std::size_t g = 0; g < generations; ++g) {
+        std::thread worker(RunGeneration, std::ref(lanes[l]), g * kLanes + l + 1,
+                           kOpsPerGeneration);
+        worker.join();
+      }
+    });
+  }
+  for (std::thread& t : drivers) t.join();
+  std::uint64_t checksum = 0;
+  for (Lane& lane : lanes) {
+    for (void* p : lane.slots) std::free(p);
+    checksum += lane.checksum;
+  }
+  std::printf("larson: %zu ops, checksum %llu\n", generations * kOpsPerGeneration * kLanes,
+              static_cast<unsigned long long>(checksum));
+  return 0;
+}

@@ -1,0 +1,67 @@
+/* Runs one command and prints "<wall seconds> <peak RSS KiB> <exit status>" for it: the
+ * timer and getrusage(RUSAGE_CHILDREN) of compare.sh. LD_PRELOAD is set for the child only,
+ * so the allocator under test never runs inside this wrapper.
+ * Usage: workload_measure [--preload LIB] [--env NAME=VALUE]... -- PROGRAM [ARGS...] */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double Now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int Usage(const char* self) {
+  fprintf(stderr, "usage: %s [--preload LIB] [--env NAME=VALUE]... -- PROGRAM [ARGS...]\n", self);
+  return 2;
+}
+
+int main(int argc, char** argv) {
+  const char* preload = NULL;
+  int i = 1;
+  for (; i < argc; ++i) {
+    if (strcmp(argv[i], "--") == 0) {
+      ++i;
+      break;
+    }
+    if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
+      preload = argv[++i];
+    } else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc) {
+      if (putenv(argv[++i]) != 0) return Usage(argv[0]);
+    } else {
+      return Usage(argv[0]);
+    }
+  }
+  if (i >= argc) return Usage(argv[0]);
+  const double start = Now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return 1;
+  }
+  if (pid == 0) {
+    if (preload != NULL && setenv("LD_PRELOAD", preload, 1) != 0) _exit(127);
+    const int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
+    execvp(argv[i], argv + i);
+    perror(argv[i]);
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage usage;
+  if (wait4(pid, &status, 0, &usage) < 0) {
+    perror("wait4");
+    return 1;
+  }
+  const double wall = Now() - start;
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  printf("%.4f %ld %d\n", wall, usage.ru_maxrss, code);
+  return 0;
+}

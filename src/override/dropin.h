@@ -1,0 +1,174 @@
+// The C and C++ allocation semantics of the drop-in layer over memarena::host: malloc,
+// calloc, realloc, the aligned forms and operator new, as inline functions. The exported
+// symbols (malloc_exports.cc, new_exports.cc) forward here, and the semantics tests call
+// these directly, which also works in sanitizer builds where replacing malloc cannot.
+#pragma once
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "host/host_api.h"
+#include "override/runtime.h"
+#include "platform/os.h"
+
+namespace memarena::dropin {
+
+// What malloc and a plain operator new guarantee (glibc gives 16 on x86-64).
+inline constexpr std::size_t kMallocAlignment = alignof(std::max_align_t);
+
+// realloc growing past this size asks for 25% headroom, so a buffer grown by small steps is
+// copied O(log n) times rather than once per page; the untouched headroom costs address
+// space, not resident memory. Below it the size classes already space out the copies.
+inline constexpr std::size_t kReallocHeadroomFrom = 256 * 1024;
+
+constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
+
+// The failure path of every C allocation: errno = ENOMEM, a trace row, nullptr.
+[[gnu::cold]] inline void* FailAllocation(std::size_t bytes) noexcept {
+  errno = ENOMEM;
+  if (TracingOn()) TraceFailure(bytes);
+  return nullptr;
+}
+
+inline void* AllocateAligned(std::size_t bytes, std::size_t alignment) noexcept {
+  void* ptr = host::Allocate(bytes, alignment);
+  if (ptr == nullptr) [[unlikely]] return FailAllocation(bytes);
+  if (TracingOn()) [[unlikely]] TraceAllocate(ptr, bytes);
+  return ptr;
+}
+
+inline void* Malloc(std::size_t bytes) noexcept {
+  return AllocateAligned(bytes, kMallocAlignment);
+}
+
+inline void Free(void* ptr) noexcept {
+  // The row goes out before the block is free, so no other thread can be handed the same
+  // address and log its allocation first.
+  if (TracingOn()) [[unlikely]] TraceFree(ptr);
+  host::Free(ptr);
+}
+
+inline void* Calloc(std::size_t count, std::size_t size) noexcept {
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(count, size, &bytes)) [[unlikely]] {
+    return FailAllocation(SIZE_MAX);
+  }
+  void* ptr = Malloc(bytes);
+  if (ptr != nullptr) std::memset(ptr, 0, bytes);
+  return ptr;
+}
+
+// realloc: NULL acts as malloc; size 0 frees and returns NULL (glibc's behaviour); a block
+// that still fits and stays at least half used is kept; on failure the old block is left
+// untouched and NULL + ENOMEM is returned.
+inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
+  if (ptr == nullptr) return Malloc(bytes);
+  if (bytes == 0) {
+    Free(ptr);
+    return nullptr;
+  }
+  const std::size_t usable = host::UsableSize(ptr);
+  if (bytes <= usable && bytes >= usable / 2) {
+    if (TracingOn()) [[unlikely]] {
+      TraceFree(ptr);
+      TraceAllocate(ptr, bytes);
+    }
+    return ptr;
+  }
+  void* fresh = nullptr;
+  if (bytes > usable && bytes >= kReallocHeadroomFrom) {
+    const std::size_t roomy = usable + usable / 4;
+    if (roomy > bytes) fresh = host::Allocate(roomy, kMallocAlignment);
+  }
+  if (fresh == nullptr) fresh = host::Allocate(bytes, kMallocAlignment);
+  if (fresh == nullptr) [[unlikely]] return FailAllocation(bytes);
+  std::memcpy(fresh, ptr, bytes < usable ? bytes : usable);
+  if (TracingOn()) [[unlikely]] {
+    TraceFree(ptr);
+    TraceAllocate(fresh, bytes);
+  }
+  host::Free(ptr);
+  return fresh;
+}
+
+inline void* ReallocArray(void* ptr, std::size_t count, std::size_t size) noexcept {
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(count, size, &bytes)) [[unlikely]] {
+    return FailAllocation(SIZE_MAX);
+  }
+  return Realloc(ptr, bytes);
+}
+
+// C11 aligned_alloc: an alignment that is not a power of two is EINVAL (as glibc 2.38+).
+inline void* AlignedAlloc(std::size_t alignment, std::size_t bytes) noexcept {
+  if (!IsPowerOfTwo(alignment)) [[unlikely]] {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return AllocateAligned(bytes, alignment < kMallocAlignment ? kMallocAlignment : alignment);
+}
+
+// glibc memalign: small alignments are malloc's, others round up to a power of two, and one
+// with no power of two above it is EINVAL.
+inline void* Memalign(std::size_t alignment, std::size_t bytes) noexcept {
+  if (alignment <= kMallocAlignment) return Malloc(bytes);
+  if (alignment > SIZE_MAX / 2 + 1) [[unlikely]] {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (!IsPowerOfTwo(alignment)) alignment = std::size_t{1} << (64 - __builtin_clzll(alignment));
+  return AllocateAligned(bytes, alignment);
+}
+
+// POSIX: EINVAL unless the alignment is a power of two multiple of sizeof(void*), ENOMEM
+// when out of memory; errno and *out are left alone on failure.
+inline int PosixMemalign(void** out, std::size_t alignment, std::size_t bytes) noexcept {
+  if (!IsPowerOfTwo(alignment) || alignment % sizeof(void*) != 0) return EINVAL;
+  const int saved_errno = errno;
+  void* ptr = AllocateAligned(bytes, alignment < kMallocAlignment ? kMallocAlignment : alignment);
+  errno = saved_errno;
+  if (ptr == nullptr) return ENOMEM;
+  *out = ptr;
+  return 0;
+}
+
+inline void* Valloc(std::size_t bytes) noexcept {
+  return AllocateAligned(bytes, platform::PageSize());
+}
+
+// pvalloc: page aligned and rounded up to whole pages (pvalloc(0) is one page).
+inline void* Pvalloc(std::size_t bytes) noexcept {
+  const std::size_t page = platform::PageSize();
+  if (bytes > SIZE_MAX - page) [[unlikely]] return FailAllocation(bytes);
+  const std::size_t rounded = bytes == 0 ? page : (bytes + page - 1) & ~(page - 1);
+  return AllocateAligned(rounded, page);
+}
+
+inline std::size_t UsableSize(const void* ptr) noexcept { return host::UsableSize(ptr); }
+
+// malloc_trim: gives free spans back to the OS; 1 when anything was released.
+int Trim() noexcept;
+
+// operator new's failure path (new_slow.cc): calls the new_handler until it gives up, then
+// throws memarena::OutOfMemory (a std::bad_alloc) carrying the host allocator's diagnostic.
+[[gnu::cold]] void* NewSlow(std::size_t bytes, std::size_t alignment);
+// The same for the nothrow forms: nullptr instead of the exception.
+[[gnu::cold]] void* NewNothrowSlow(std::size_t bytes, std::size_t alignment) noexcept;
+
+inline void* New(std::size_t bytes, std::size_t alignment) {
+  void* ptr = host::Allocate(bytes, alignment);
+  if (ptr == nullptr) [[unlikely]] return NewSlow(bytes, alignment);
+  if (TracingOn()) [[unlikely]] TraceAllocate(ptr, bytes);
+  return ptr;
+}
+
+inline void* NewNothrow(std::size_t bytes, std::size_t alignment) noexcept {
+  void* ptr = host::Allocate(bytes, alignment);
+  if (ptr == nullptr) [[unlikely]] return NewNothrowSlow(bytes, alignment);
+  if (TracingOn()) [[unlikely]] TraceAllocate(ptr, bytes);
+  return ptr;
+}
+
+}  // namespace memarena::dropin

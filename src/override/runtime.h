@@ -1,0 +1,35 @@
+// The drop-in's process state: MEMARENA_CONF read once when the library loads, the stats
+// printed at exit, and the trace_file log. The allocation paths in dropin.h consult it only
+// through TracingOn(), one relaxed load.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+#if defined(__GNUC__)
+#define MEMARENA_DROPIN_HIDDEN __attribute__((visibility("hidden")))
+#define MEMARENA_DROPIN_EXPORT __attribute__((visibility("default")))
+#else
+#define MEMARENA_DROPIN_HIDDEN
+#define MEMARENA_DROPIN_EXPORT
+#endif
+
+namespace memarena::dropin {
+
+// True while MEMARENA_CONF=trace_file:PATH is recording in this process. Set once at load,
+// cleared in a forked child (whose rows would interleave with the parent's in one file).
+MEMARENA_DROPIN_HIDDEN extern std::atomic<bool> g_tracing;
+
+inline bool TracingOn() noexcept { return g_tracing.load(std::memory_order_relaxed); }
+
+// Trace rows; callable inside malloc (they never allocate). `bytes` is what was asked for.
+MEMARENA_DROPIN_HIDDEN void TraceAllocate(const void* ptr, std::size_t bytes) noexcept;
+MEMARENA_DROPIN_HIDDEN void TraceFree(const void* ptr) noexcept;
+MEMARENA_DROPIN_HIDDEN void TraceFailure(std::size_t bytes) noexcept;
+
+// Applies MEMARENA_CONF once the heap works (at load): the host keys (ceiling, release
+// ratio, cache size) through HostAllocator(), which reports a bad string with one message on
+// stderr and keeps the defaults, then the drop-in keys stats_at_exit and trace_file.
+void ConfigureFromEnvironment() noexcept;
+
+}  // namespace memarena::dropin
