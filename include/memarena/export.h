@@ -24,6 +24,9 @@ struct NamedStats {
 // A snapshot of `allocator` (GetStats() under name()). Locks like GetStats.
 NamedStats Snapshot(const Allocator& allocator);
 
+// `text` as a quoted JSON string ("..." with \\, \", \n and control characters escaped).
+std::string JsonString(std::string_view text);
+
 // One JSON object: {"allocator":"...","bytes_in_use":N,...,"size_classes":[...]}.
 // Field names are AllocatorStats' field names; size_classes lists the valid entries only.
 std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name);

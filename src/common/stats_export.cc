@@ -110,8 +110,10 @@ NamedStats Snapshot(const Allocator& allocator) {
   return NamedStats{std::string(allocator.name()), allocator.GetStats()};
 }
 
+std::string JsonString(std::string_view text) { return fmt::format("\"{}\"", Escape(text)); }
+
 std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name) {
-  std::string out = fmt::format("{{\"allocator\":\"{}\"", Escape(allocator_name));
+  std::string out = fmt::format("{{\"allocator\":{}", JsonString(allocator_name));
   for (const Metric& m : kMetrics) out += fmt::format(",\"{}\":{}", m.field, Value(m, stats));
   out += ",\"size_classes\":[";
   for (std::size_t i = 0; i < stats.num_size_classes && i < kMaxSizeClassStats; ++i) {

@@ -1,0 +1,124 @@
+// MemoryGuardListener: per-test memory accounting, budgets and the heaviest-tests summary.
+#include "memarena/testing/gtest_listener.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "common/config_parser.h"
+#include "memarena/errors.h"
+#include "memarena/host.h"
+#include "memarena/stats.h"
+#include "platform/os.h"
+
+namespace memarena::testing {
+namespace {
+
+// The budget SetTestPeakBudget gave the running test; reset when each test starts.
+std::optional<std::size_t> g_test_budget;
+
+template <typename Parse>
+void FromEnv(const char* variable, Parse parse) {
+  const char* value = platform::GetEnv(variable);
+  if (value != nullptr && *value != '\0') parse(variable, value);
+}
+
+std::string TestName(const ::testing::TestInfo& test) {
+  return fmt::format("{}.{}", test.test_suite_name(), test.name());
+}
+
+}  // namespace
+
+MemoryGuardOptions MemoryGuardOptions::FromEnvironment() {
+  MemoryGuardOptions o;
+  FromEnv("MEMARENA_TEST_BUDGET",
+          [&o](const char* k, const char* v) { o.peak_budget_bytes = common::ParseSize(k, v); });
+  FromEnv("MEMARENA_TEST_GROWTH_BUDGET",
+          [&o](const char* k, const char* v) { o.growth_budget_bytes = common::ParseSize(k, v); });
+  FromEnv("MEMARENA_TEST_RELEASE",
+          [&o](const char* k, const char* v) { o.release_after_each_test = common::ParseBool(k, v); });
+  FromEnv("MEMARENA_TEST_REPORT", [&o](const char* k, const char* v) {
+    o.report_top = static_cast<std::size_t>(common::ParseInteger(k, v, 0, 1000000));
+  });
+  return o;
+}
+
+MemoryGuardListener::MemoryGuardListener(MemoryGuardOptions options) : options_(options) {}
+
+void MemoryGuardListener::OnTestStart(const ::testing::TestInfo&) {
+  g_test_budget.reset();
+  Allocator& host = HostAllocator();
+  host.ResetPeakStats();
+  const AllocatorStats s = host.GetStats();
+  held_at_start_ = s.bytes_held;
+  in_use_at_start_ = s.bytes_in_use;
+}
+
+void MemoryGuardListener::OnTestEnd(const ::testing::TestInfo& test) {
+  Allocator& host = HostAllocator();
+  const AllocatorStats s = host.GetStats();
+  TestMemoryRecord r;
+  r.name = TestName(test);
+  r.held_at_start = held_at_start_;
+  r.peak_held = std::max(s.peak_bytes_held, held_at_start_);
+  r.peak_growth = r.peak_held - held_at_start_;
+  r.in_use_growth = static_cast<std::int64_t>(s.bytes_in_use) - static_cast<std::int64_t>(in_use_at_start_);
+  const std::size_t peak_budget = g_test_budget.value_or(options_.peak_budget_bytes);
+  // The failures land on this test: GoogleTest still routes results to it during OnTestEnd.
+  if (peak_budget != 0 && r.peak_growth > peak_budget) {
+    r.over_budget = true;
+    ADD_FAILURE() << fmt::format(
+        "memarena: {} raised held memory by {} at its peak (from {} to {}), over its budget of {} "
+        "(MEMARENA_TEST_BUDGET or SetTestPeakBudget)",
+        r.name, FormatBytes(r.peak_growth), FormatBytes(held_at_start_), FormatBytes(r.peak_held),
+        FormatBytes(peak_budget));
+  }
+  if (options_.growth_budget_bytes != 0 && r.in_use_growth > 0 &&
+      static_cast<std::size_t>(r.in_use_growth) > options_.growth_budget_bytes) {
+    r.over_budget = true;
+    ADD_FAILURE() << fmt::format(
+        "memarena: {} left {} more in use than when it started, over the growth budget of {} "
+        "(MEMARENA_TEST_GROWTH_BUDGET); it keeps memory alive past its end",
+        r.name, FormatBytes(static_cast<std::size_t>(r.in_use_growth)),
+        FormatBytes(options_.growth_budget_bytes));
+  }
+  if (options_.release_after_each_test) r.released = memarena::ReleaseUnusedSpans();
+  records_.push_back(std::move(r));
+}
+
+void MemoryGuardListener::OnTestProgramEnd(const ::testing::UnitTest&) {
+  if (options_.report_top == 0 || records_.empty()) return;
+  std::vector<const TestMemoryRecord*> heaviest;
+  for (const auto& r : records_) heaviest.push_back(&r);
+  std::sort(heaviest.begin(), heaviest.end(), [](const auto* a, const auto* b) {
+    return a->peak_growth != b->peak_growth ? a->peak_growth > b->peak_growth : a->name < b->name;
+  });
+  heaviest.resize(std::min(heaviest.size(), options_.report_top));
+  std::string out = fmt::format("[ memarena ] heaviest {} of {} tests (host allocator):\n",
+                                heaviest.size(), records_.size());
+  out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}  {}\n", "peak growth", "in use left",
+                     "released", "test");
+  for (const auto* r : heaviest) {
+    const std::string left = r->in_use_growth < 0
+                                 ? "-" + FormatBytes(static_cast<std::size_t>(-r->in_use_growth))
+                                 : FormatBytes(static_cast<std::size_t>(r->in_use_growth));
+    out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}  {}{}\n", FormatBytes(r->peak_growth),
+                       left, FormatBytes(r->released), r->name, r->over_budget ? "  OVER BUDGET" : "");
+  }
+  fmt::print("{}", out);
+  std::fflush(stdout);
+}
+
+void SetTestPeakBudget(std::size_t bytes) { g_test_budget = bytes; }
+
+MemoryGuardListener& InstallMemoryGuard(MemoryGuardOptions options) {
+  // GoogleTest calls OnTestEnd in reverse order of appending, so a listener appended after
+  // the result printer measures first: a budget failure then shows on the test's own line.
+  auto* guard = new MemoryGuardListener(options);
+  ::testing::UnitTest::GetInstance()->listeners().Append(guard);
+  return *guard;
+}
+
+}  // namespace memarena::testing

@@ -1,0 +1,111 @@
+// memarena demo: the built-in scenarios (no input) as a table and memarena-demo.html: a test
+// suite under a ceiling with and without release between tests, and a dynamic-shape
+// inference trace under both arena extend strategies and the planner.
+#include <fmt/format.h>
+
+#include <array>
+
+#include "charts.h"
+#include "commands.h"
+#include "html_report.h"
+#include "replay.h"
+#include "scenarios.h"
+
+namespace memarena::tools {
+namespace {
+
+constexpr std::array kOptions = {
+    OptionSpec{"--out", "FILE", "where the HTML report goes (default memarena-demo.html)"},
+    OptionSpec{"--cases", "N", "test cases in the test-suite scenario (default 400)"},
+    OptionSpec{"--ceiling", "SIZE", "host ceiling of the test-suite scenario (default 40MiB)"},
+    OptionSpec{"--requests", "N", "requests in the inference scenario (default 100)"},
+    kProgressOption,
+    kNoProgressOption,
+};
+
+const CommandSpec kSpec{"demo", "[options]",
+                        "replay the built-in scenarios and write memarena-demo.html", kOptions, 0, 0,
+                        false, ""};
+
+struct Run {
+  std::string allocator;
+  std::string config;
+  bool release = false;
+};
+
+std::vector<ReplayResult> RunScenario(const Scenario& s, const std::vector<Run>& runs,
+                                      const ParsedArgs& args) {
+  std::vector<ReplayResult> results;
+  for (const Run& run : runs) {
+    auto target = MakeTarget(run.allocator, run.config);
+    ReplayOptions options;
+    options.phases = s.phases;
+    options.release_between_phases = run.release;
+    auto progress = MakeProgress(args, fmt::format("{}: {}", s.name, target->label()));
+    if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+    ReplayResult r = Replay(s.trace, *target, options);
+    if (progress) progress->Done();
+    if (run.release) r.allocator += ", release after each test";
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+void AddSection(HtmlReport& html, const std::string& heading, const Scenario& s,
+                const std::vector<ReplayResult>& results) {
+  html.Heading(heading);
+  html.Paragraph(fmt::format("{}: {} events in {} phases; the peak of live requested bytes is {}.",
+                             s.description, s.trace.size(), s.phases.size(),
+                             FormatBytes(TracePeakRequested(s.trace))));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) rows.push_back(ResultRow(r));
+  html.Table(ResultHeader(), rows);
+  for (const auto& r : results) html.Svg(RenderLineChart(TimelineChart(r, r.allocator)));
+}
+
+int RunDemo(const ParsedArgs& args) {
+  const std::string out = args.Value("--out").value_or("memarena-demo.html");
+  const int cases = static_cast<int>(
+      args.Value("--cases") ? ParseCountOption("--cases", *args.Value("--cases")) : 400);
+  const int requests = static_cast<int>(
+      args.Value("--requests") ? ParseCountOption("--requests", *args.Value("--requests")) : 100);
+  const std::size_t ceiling =
+      args.Value("--ceiling") ? ParseSizeOption("--ceiling", *args.Value("--ceiling")) : 40u << 20;
+
+  const Scenario suite = TestSuiteScenario(cases, 2026);
+  const std::string limit = fmt::format("ceiling:{}", ceiling);
+  const auto suite_results = RunScenario(suite, {{"host", limit, false}, {"host", limit, true}}, args);
+
+  const Scenario inference = DynamicShapeScenario(requests, 12, 7);
+  const auto inference_results = RunScenario(
+      inference,
+      {{"bfc", "arena_extend_strategy:kNextPowerOfTwo", false},
+       {"bfc", "arena_extend_strategy:kSameAsRequested", false},
+       {"planned", "", false}},
+      args);
+
+  const std::string suite_title = fmt::format("1. {}: {} test cases under a {} host ceiling",
+                                              suite.name, cases, FormatBytes(ceiling));
+  const std::string inference_title =
+      fmt::format("2. {}: {} requests, arena extend strategies and the planner", inference.name, requests);
+  HtmlReport html("memarena demo");
+  html.Paragraph(
+      "Built-in scenarios replayed through memarena's allocators. Lines: held (orange), in use "
+      "(blue), ceiling (red, dashed); green triangles: release of free spans; red crosses: "
+      "failed allocations (OOM).");
+  AddSection(html, suite_title, suite, suite_results);
+  AddSection(html, inference_title, inference, inference_results);
+  html.Svg(RenderLineChart(CompareChart(inference_results, "held over time, all three")));
+  WriteTextFile(out, html.Finish());
+
+  fmt::print("memarena demo: built-in scenarios, no input needed\n\n{}\n{}\n", suite_title,
+             ResultsTable(suite_results));
+  fmt::print("{}\n{}\nreport written to {}\n", inference_title, ResultsTable(inference_results), out);
+  return 0;
+}
+
+}  // namespace
+
+const Command kDemoCommand{&kSpec, &RunDemo};
+
+}  // namespace memarena::tools

@@ -1,0 +1,76 @@
+// memarena plan FILE.csv: plan a MiniMalloc-format lifetime file, print arena size, lower
+// bound and ratio, and draw the plan.
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <fstream>
+
+#include "charts.h"
+#include "commands.h"
+#include "html_report.h"
+#include "memarena/export.h"
+#include "memarena/planner.h"
+
+namespace memarena::tools {
+namespace {
+
+constexpr std::array kOptions = {
+    OptionSpec{"--svg", "FILE", "write the plan as SVG: tensors in time x offset, the lower bound"},
+    OptionSpec{"--json", "", "print the result as JSON"},
+    OptionSpec{"--budget-ms", "N", "time for the improving search (default 1000)"},
+    OptionSpec{"--greedy", "", "greedy by size only (no search)"},
+    OptionSpec{"--write", "FILE", "write the tensors with their planned offsets as CSV"},
+};
+
+const CommandSpec kSpec{"plan", "FILE.csv [options]",
+                        "plan tensor lifetimes into one block; print arena size, lower bound, ratio",
+                        kOptions, 1, 1, false,
+                        "FILE.csv is MiniMalloc's format: header id,lower,upper,size with optional\n"
+                        "alignment and offset columns; lifetimes are half-open [lower, upper)."};
+
+int Run(const ParsedArgs& args) {
+  const std::string& path = args.positional[0];
+  PlanOptions options;
+  options.budget = std::chrono::milliseconds(
+      args.Value("--budget-ms") ? ParseCountOption("--budget-ms", *args.Value("--budget-ms")) : 1000);
+  const PlanCsv csv = ReadPlanCsvFile(path);
+  const auto start = std::chrono::steady_clock::now();
+  const Plan plan = args.Flag("--greedy") ? PlanGreedyBySize(csv.tensors) : PlanBest(csv.tensors, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::optional<std::string> problem = ValidatePlan(csv.tensors, plan);
+
+  if (const auto svg = args.Value("--svg")) {
+    WriteTextFile(*svg, RenderPlanSvg(csv.tensors, plan,
+                                      fmt::format("{}: {} tensors, arena {} ({:.3f} x lower bound)",
+                                                  path, csv.tensors.size(),
+                                                  FormatBytes(plan.arena_size), plan.Ratio())));
+  }
+  if (const auto out = args.Value("--write")) {
+    std::ofstream file(*out);
+    if (!file) throw std::runtime_error(fmt::format("cannot write {}", *out));
+    WritePlanCsv(file, csv.tensors, &plan);
+  }
+  if (args.Flag("--json")) {
+    fmt::print(
+        "{{\"file\":{},\"tensors\":{},\"arena_bytes\":{},\"lower_bound_bytes\":{},\"ratio\":{:.6f},"
+        "\"valid\":{},\"method\":{},\"seconds\":{:.6f}}}\n",
+        JsonString(path), csv.tensors.size(), plan.arena_size, plan.lower_bound, plan.Ratio(),
+        problem ? "false" : "true", JsonString(plan.method), seconds);
+  } else {
+    fmt::print("plan {}: {} tensors\n", path, csv.tensors.size());
+    fmt::print("  lower bound  {:>14} ({} B)\n", FormatBytes(plan.lower_bound), plan.lower_bound);
+    fmt::print("  arena size   {:>14} ({} B)\n", FormatBytes(plan.arena_size), plan.arena_size);
+    fmt::print("  ratio        {:>14.4f}\n", plan.Ratio());
+    fmt::print("  method       {:>14}\n", plan.method);
+    fmt::print("  valid        {:>14}\n", problem ? "NO: " + *problem : std::string("yes"));
+    fmt::print("  seconds      {:>14.3f}\n", seconds);
+  }
+  return problem ? 1 : 0;
+}
+
+}  // namespace
+
+const Command kPlanCommand{&kSpec, &Run};
+
+}  // namespace memarena::tools

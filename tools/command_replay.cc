@@ -1,0 +1,77 @@
+// memarena replay TRACE: one trace through one allocator, with table, JSON or HTML report.
+#include <fmt/format.h>
+
+#include <array>
+
+#include "charts.h"
+#include "commands.h"
+#include "html_report.h"
+#include "memarena/export.h"
+#include "memarena/tracing.h"
+#include "replay.h"
+
+namespace memarena::tools {
+namespace {
+
+constexpr std::array kOptions = {
+    OptionSpec{"--allocator", "NAME", "host (default), bfc, planned or system"},
+    OptionSpec{"--config", "KEY:VALUE,...", "settings of the allocator (see below)"},
+    OptionSpec{"--report", "FILE", "write an HTML report with the timeline"},
+    OptionSpec{"--json", "", "print the results as JSON"},
+    kProgressOption,
+    kNoProgressOption,
+};
+
+const std::string& Epilog() {
+  static const std::string text = TargetConfigHelp() +
+      "\nTRACE is a CSV in RMM's replay-log format (Thread,Time,Action,Pointer,Size,Stream), as\n"
+      "written by rmm::mr::logging_resource_adaptor, memarena::TracingAllocator or the drop-in's\n"
+      "MEMARENA_CONF=trace_file:PATH. Rows replay in file order with the default alignment.";
+  return text;
+}
+
+const CommandSpec kSpec{"replay", "TRACE [options]",
+                        "replay an allocation trace and print peak in use, peak held, "
+                        "fragmentation, ops/s and OOMs",
+                        kOptions, 1, 1, false, Epilog()};
+
+int Run(const ParsedArgs& args) {
+  const std::string& path = args.positional[0];
+  const std::string allocator = args.Value("--allocator").value_or("host");
+  const std::string config = args.Value("--config").value_or("");
+  const auto trace = ReadTrace(path);
+  auto target = MakeTarget(allocator, config);
+  auto progress = MakeProgress(args, fmt::format("replay {}", allocator));
+  ReplayOptions options;
+  if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+  const ReplayResult result = Replay(trace, *target, options);
+  if (progress) progress->Done();
+  const std::size_t lower = TracePeakRequested(trace);
+
+  if (const auto report = args.Value("--report")) {
+    HtmlReport html(fmt::format("memarena replay: {}", path));
+    html.Paragraph(fmt::format("{} events; the trace's peak of live requested bytes is {}.",
+                               trace.size(), FormatBytes(lower)));
+    html.Table(ResultHeader(), {ResultRow(result)});
+    html.Svg(RenderLineChart(TimelineChart(result, fmt::format("{} on {}", path, result.allocator))));
+    WriteTextFile(*report, html.Finish());
+  }
+  if (args.Flag("--json")) {
+    fmt::print("{{\"trace\":{},\"events\":{},\"trace_peak_requested\":{},\"results\":[{}]}}\n",
+               JsonString(path), trace.size(), lower, ResultJson(result));
+    return 0;
+  }
+  fmt::print("trace {}: {} events ({} allocations, {} frees", path, trace.size(),
+             result.allocations + result.ooms, result.frees);
+  if (result.unknown_frees != 0) fmt::print(", {} frees of unknown pointers skipped", result.unknown_frees);
+  if (result.trace_failures != 0) fmt::print(", {} allocations that failed when recorded", result.trace_failures);
+  fmt::print("); peak requested by the trace {}\n\n{}", FormatBytes(lower), ResultsTable({result}));
+  if (const auto report = args.Value("--report")) fmt::print("\nreport written to {}\n", *report);
+  return 0;
+}
+
+}  // namespace
+
+const Command kReplayCommand{&kSpec, &Run};
+
+}  // namespace memarena::tools

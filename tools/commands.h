@@ -1,0 +1,44 @@
+// The memarena subcommands. Each takes its arguments (after the subcommand name), prints to
+// stdout, and returns the exit status; usage errors throw UsageError, other failures throw
+// std::exception with a message for main to print.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "cli_args.h"
+
+namespace memarena::tools {
+
+struct Command {
+  const CommandSpec* spec;
+  int (*run)(const ParsedArgs& args);
+};
+
+extern const Command kReplayCommand;
+extern const Command kCompareCommand;
+extern const Command kPlanCommand;
+extern const Command kRunCommand;
+extern const Command kDemoCommand;
+
+// Parses `args` for `command`, prints --help, runs it, and turns exceptions into a message
+// on stderr ("memarena NAME: ...") with exit status 2 (usage) or 1 (anything else).
+int RunCommand(const Command& command, std::span<const std::string> args);
+
+}  // namespace memarena::tools
+
+#include <optional>
+
+#include "result_format.h"
+
+namespace memarena::tools {
+
+// The progress line a replay shows, from --progress (at once) / --no-progress (never); by
+// default it appears once a replay has run for a second. nullopt when disabled.
+std::optional<ProgressLine> MakeProgress(const ParsedArgs& args, std::string name);
+
+// The options every replaying command shares.
+inline constexpr OptionSpec kProgressOption{"--progress", "", "show replay progress on stderr at once"};
+inline constexpr OptionSpec kNoProgressOption{"--no-progress", "", "never show replay progress"};
+
+}  // namespace memarena::tools

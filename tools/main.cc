@@ -1,0 +1,44 @@
+// memarena: the command-line tool (replay, compare, plan, run, demo).
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+constexpr std::array kCommands = {&memarena::tools::kReplayCommand, &memarena::tools::kCompareCommand,
+                                  &memarena::tools::kPlanCommand, &memarena::tools::kRunCommand,
+                                  &memarena::tools::kDemoCommand};
+
+std::string MainHelp() {
+  std::string out =
+      "usage: memarena COMMAND [options]\n\n"
+      "See where memory goes: replay allocation traces through memarena's allocators, plan\n"
+      "tensor lifetimes, run programs under the drop-in allocator, and draw the results.\n\n"
+      "commands:\n";
+  for (const auto* c : kCommands) out += fmt::format("  {:<9} {}\n", c->spec->name, c->spec->summary);
+  out += "\n`memarena COMMAND --help` shows a command's options.\n";
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    fmt::print("{}", MainHelp());
+    return args.empty() ? 2 : 0;
+  }
+  for (const auto* c : kCommands) {
+    if (args[0] == c->spec->name) {
+      return memarena::tools::RunCommand(*c, std::span<const std::string>(args).subspan(1));
+    }
+  }
+  fmt::print(stderr, "memarena: unknown command '{}'; commands: replay, compare, plan, run, demo "
+                     "(see memarena --help)\n", args[0]);
+  return 2;
+}

@@ -1,0 +1,155 @@
+// The replay targets: host (the process-wide host allocator under a ceiling), bfc (a BfcArena
+// on mmap memory), planned (a PlannedArena over malloc) and system (malloc).
+#include "replay_target.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "memarena/arena.h"
+#include "memarena/config.h"
+#include "memarena/errors.h"
+#include "memarena/host.h"
+#include "memarena/planner.h"
+#include "system_allocator.h"
+
+namespace memarena::tools {
+namespace {
+
+// Replays take only the limit from HostConfig's keys: the rest are fixed when the host
+// allocator starts, so they belong in MEMARENA_CONF.
+std::size_t ParseLimitOnly(std::string_view allocator, std::string_view config) {
+  const HostConfig parsed = HostConfig::Parse(config);
+  const HostConfig defaults;
+  if (parsed.release_threshold_ratio != defaults.release_threshold_ratio ||
+      parsed.thread_cache_bytes != defaults.thread_cache_bytes ||
+      parsed.stats_at_exit != defaults.stats_at_exit || parsed.trace_file != defaults.trace_file) {
+    throw ConfigError(fmt::format(
+        "--config for {}: only ceiling:SIZE can be set for a replay; set the other host keys "
+        "in MEMARENA_CONF before starting memarena",
+        allocator));
+  }
+  return parsed.ceiling;
+}
+
+std::string LimitLabel(std::string_view base, std::size_t limit) {
+  return limit == 0 ? std::string(base) : fmt::format("{} (ceiling {})", base, FormatBytes(limit));
+}
+
+class HostTarget final : public ReplayTarget {
+ public:
+  explicit HostTarget(std::size_t ceiling) : ceiling_(ceiling), previous_(Ceiling()) {
+    memarena::ReleaseUnusedSpans();
+    if (!SetCeiling(ceiling)) {
+      throw ConfigError(fmt::format(
+          "--config for host: cannot set the ceiling to {}: the host allocator already holds "
+          "{} that it cannot release",
+          FormatBytes(ceiling), FormatBytes(HostAllocator().GetStats().bytes_held)));
+    }
+  }
+  ~HostTarget() override {
+    HostAllocator().ReleaseUnusedSpans();
+    SetCeiling(previous_);
+  }
+  Allocator& allocator() override { return HostAllocator(); }
+  std::string label() const override { return LimitLabel("host", ceiling_); }
+
+ private:
+  std::size_t ceiling_;
+  std::size_t previous_;
+};
+
+class SystemTarget final : public ReplayTarget {
+ public:
+  explicit SystemTarget(std::size_t limit) : system_(limit), limit_(limit) {}
+  Allocator& allocator() override { return system_; }
+  std::string label() const override { return LimitLabel("system", limit_); }
+
+ private:
+  SystemAllocator system_;
+  std::size_t limit_;
+};
+
+std::string_view StrategyName(ArenaExtendStrategy s) {
+  return s == ArenaExtendStrategy::kNextPowerOfTwo ? "kNextPowerOfTwo" : "kSameAsRequested";
+}
+
+class BfcTarget final : public ReplayTarget {
+ public:
+  explicit BfcTarget(const ArenaConfig& config)
+      : arena_(std::make_shared<HostMemorySource>(), config) {}
+  Allocator& allocator() override { return arena_; }
+  std::string label() const override {
+    return fmt::format("bfc ({}{})", StrategyName(arena_.config().arena_extend_strategy),
+                       arena_.config().max_mem == 0
+                           ? std::string()
+                           : fmt::format(", max_mem {}", FormatBytes(arena_.config().max_mem)));
+  }
+
+ private:
+  BfcArena arena_;
+};
+
+// ORT's mem pattern: a trace without phases is run once to record and plan it, then
+// measured while served from the plan; with phases, each phase key is an input shape and
+// the arena plans each shape the first time it ends.
+class PlannedTarget final : public ReplayTarget {
+ public:
+  explicit PlannedTarget(std::size_t limit) : upstream_(limit), planned_(upstream_), limit_(limit) {}
+  Allocator& allocator() override { return planned_; }
+  std::string label() const override { return LimitLabel("planned", limit_); }
+  bool WantsRecordingPass(bool has_phases) const override { return !has_phases; }
+  bool BeginPhase(std::uint64_t key) override {
+    try {
+      planned_.BeginRun({{static_cast<std::int64_t>(key)}});
+      run_open_ = true;
+    } catch (const OutOfMemory&) {
+      // The pattern block did not fit: this run goes through without a plan.
+      run_open_ = false;
+    }
+    return run_open_;
+  }
+  void EndPhase() override {
+    if (run_open_) planned_.EndRun();
+    run_open_ = false;
+  }
+
+ private:
+  SystemAllocator upstream_;
+  PlannedArena planned_;
+  std::size_t limit_;
+  bool run_open_ = false;
+};
+
+constexpr std::array<std::string_view, 4> kNames = {"host", "bfc", "planned", "system"};
+
+}  // namespace
+
+std::span<const std::string_view> TargetNames() { return kNames; }
+
+std::unique_ptr<ReplayTarget> MakeTarget(std::string_view name, std::string_view config) {
+  if (name == "host") return std::make_unique<HostTarget>(ParseLimitOnly(name, config));
+  if (name == "system") return std::make_unique<SystemTarget>(ParseLimitOnly(name, config));
+  if (name == "planned") return std::make_unique<PlannedTarget>(ParseLimitOnly(name, config));
+  if (name == "bfc") {
+    try {
+      return std::make_unique<BfcTarget>(ArenaConfig::Parse(config));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("--config for bfc: {}", e.what()));
+    }
+  }
+  throw ConfigError(fmt::format("unknown allocator '{}'; allowed: host, bfc, planned, system", name));
+}
+
+std::string TargetConfigHelp() {
+  return fmt::format(
+      "--config KEY:VALUE,... per allocator:\n"
+      "  host     ceiling:SIZE   (the host ceiling during the replay; other host keys go in "
+      "MEMARENA_CONF)\n"
+      "  system   ceiling:SIZE   (fails requests that would put more than SIZE in use)\n"
+      "  planned  ceiling:SIZE   (cap on the malloc upstream of the planned arena)\n"
+      "  bfc      ArenaConfig keys:\n{}\n",
+      ArenaConfigHelp());
+}
+
+}  // namespace memarena::tools

@@ -1,0 +1,41 @@
+// How replay results are shown: the text table, the JSON the --json options print, the rows
+// of the HTML tables, and the progress line on stderr.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "replay.h"
+
+namespace memarena::tools {
+
+// Column titles and one row of cells per result, shared by the text and HTML tables.
+std::vector<std::string> ResultHeader();
+std::vector<std::string> ResultRow(const ReplayResult& result);
+
+// A fixed-width text table of `results`.
+std::string ResultsTable(const std::vector<ReplayResult>& results);
+
+// One JSON object: allocator, events, allocations, frees, ooms, unknown_frees,
+// trace_failures, peak_in_use, peak_requested, peak_held, limit_bytes, released_bytes,
+// fragmentation, seconds, ops_per_second, and "stats" (StatsToJson of the final stats).
+std::string ResultJson(const ReplayResult& result);
+
+// Prints "NAME: 37% (370000/1000000 events)" on stderr, rewriting one line, once a replay
+// has run for `delay` (zero: from the start); Done() ends the line if anything was shown.
+class ProgressLine {
+ public:
+  ProgressLine(std::string name, std::chrono::milliseconds delay);
+  void Update(std::size_t done, std::size_t total);
+  void Done();
+
+ private:
+  std::string name_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::milliseconds delay_;
+  bool shown_ = false;
+};
+
+}  // namespace memarena::tools

@@ -1,0 +1,94 @@
+// Generators of the demo's traces. Pointers are synthetic (unique per allocation), times are
+// one microsecond per event: replay needs only the order.
+#include "scenarios.h"
+
+#include <random>
+
+namespace memarena::tools {
+namespace {
+
+class TraceBuilder {
+ public:
+  std::uintptr_t Allocate(std::size_t size) {
+    const std::uintptr_t ptr = 0x100000 + 64 * next_id_++;
+    Add(TraceAction::kAllocate, ptr, size);
+    return ptr;
+  }
+  void Free(std::uintptr_t ptr, std::size_t size) { Add(TraceAction::kFree, ptr, size); }
+  void StartPhase(std::uint64_t key) { phases_.push_back({trace_.size(), key}); }
+
+  Scenario Finish(std::string name, std::string description) {
+    return Scenario{std::move(name), std::move(description), std::move(trace_), std::move(phases_)};
+  }
+
+ private:
+  void Add(TraceAction action, std::uintptr_t ptr, std::size_t size) {
+    trace_.push_back({1, trace_.size() * 1000, action, ptr, size, 0});
+  }
+  std::vector<TraceRecord> trace_;
+  std::vector<Phase> phases_;
+  std::uint64_t next_id_ = 0;
+};
+
+}  // namespace
+
+Scenario TestSuiteScenario(int cases, std::uint64_t seed) {
+  TraceBuilder b;
+  std::mt19937_64 rng(seed);
+  for (int c = 0; c < cases; ++c) {
+    b.StartPhase(static_cast<std::uint64_t>(c));
+    std::vector<std::pair<std::uintptr_t, std::size_t>> blocks;
+    std::size_t total = 0;
+    const std::size_t budget = (2u << 20) + rng() % (4u << 20);
+    while (total < budget) {
+      const unsigned r = static_cast<unsigned>(rng() % 100);
+      const std::size_t n = r < 80   ? 8 + rng() % 1024
+                            : r < 97 ? 1024 + rng() % 65536
+                                     : 65536 + rng() % (1u << 20);
+      blocks.emplace_back(b.Allocate(n), n);
+      total += n;
+    }
+    if (rng() % 50 == 0) b.Allocate(1 + rng() % 65536);  // a fixture, never freed
+    for (const auto& [ptr, size] : blocks) b.Free(ptr, size);
+  }
+  return b.Finish("test suite",
+                  "one process runs test cases back to back; each allocates 2-6 MiB of mixed "
+                  "sizes and frees it, some leave small fixtures behind");
+}
+
+Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed) {
+  constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
+  TraceBuilder b;
+  std::mt19937_64 rng(seed);
+  for (int r = 0; r < requests; ++r) {
+    const std::size_t seq = 32 * (1 + rng() % 16);
+    b.StartPhase(seq);
+    const std::size_t act = seq * kHidden * kFloat;
+    std::size_t x_size = act;
+    std::uintptr_t x = b.Allocate(x_size);
+    for (int l = 0; l < layers; ++l) {
+      const std::uintptr_t qkv = b.Allocate(3 * act);
+      const std::size_t scores_size = kHeads * seq * seq * kFloat;
+      const std::uintptr_t scores = b.Allocate(scores_size);
+      const std::uintptr_t attn = b.Allocate(act);
+      b.Free(scores, scores_size);
+      b.Free(qkv, 3 * act);
+      const std::uintptr_t mlp = b.Allocate(4 * act);
+      const std::uintptr_t out = b.Allocate(act);
+      b.Free(mlp, 4 * act);
+      b.Free(attn, act);
+      b.Free(x, x_size);
+      x = out;
+      x_size = act;
+    }
+    const std::size_t logits_size = seq * 1000 * kFloat;
+    const std::uintptr_t logits = b.Allocate(logits_size);
+    b.Free(x, x_size);
+    b.Free(logits, logits_size);
+  }
+  return b.Finish("dynamic-shape inference",
+                  "a 12-head transformer answers requests whose sequence length varies from 32 "
+                  "to 512; every activation size changes with the shape");
+}
+
+}  // namespace memarena::tools
