@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 #include "host/central_cache.h"
@@ -23,6 +24,21 @@ namespace {
 constexpr std::uint32_t kMaxListLength = 8192;
 constexpr std::size_t kDefaultThreadCacheBytes = std::size_t{4} << 20;
 
+// Translation-unit copies of the class tables: internal linkage lets the fast path address
+// them RIP-relative instead of through the GOT (the library is position-independent).
+constexpr auto kSmallClass = detail::kSmallTable;
+constexpr auto kLargeClass = detail::kLargeTable;
+constexpr auto kSizes = [] {
+  std::array<std::uint32_t, kNumClasses + 1> sizes{};
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) sizes[cls] = detail::kClasses[cls].size;
+  return sizes;
+}();
+
+inline std::size_t FastClassFor(std::size_t size) noexcept {
+  return size <= detail::kSmallTableMax ? kSmallClass[(size + 15) >> 4]
+                                        : kLargeClass[(size + 127) >> 7];
+}
+
 constinit Pagemap g_pagemap;
 constinit PageHeap g_page_heap{&g_pagemap, PageHeap::kDefaultGrowBytes};
 constinit CentralCache g_central{&g_page_heap, &g_pagemap};
@@ -31,9 +47,9 @@ constinit MetaPool<ThreadCache> g_cache_pool;
 struct Registry {
   SpinLock lock;
   ThreadCache* head = nullptr;
-  // Counters of exited threads and of threads without a cache, per class.
+  // Counters of exited threads and of allocations made without a cache, per class.
   std::atomic<std::uint64_t> allocs[kNumClasses + 1] = {};
-  std::atomic<std::uint64_t> frees[kNumClasses + 1] = {};
+  std::atomic<std::int64_t> net_out[kNumClasses + 1] = {};
 };
 constinit Registry g_registry;
 
@@ -42,8 +58,8 @@ constinit Registry g_registry;
 constinit std::atomic<std::uint64_t> g_flush_epoch{0};
 constinit std::atomic<std::size_t> g_thread_cache_bytes{kDefaultThreadCacheBytes};
 
-// In-use accounting: small objects are folded in from thread caches at their slow paths
-// (so the peak is exact to within one cache per thread); large spans count at once.
+// In-use accounting for peaks: small objects are folded in from thread caches at their
+// slow paths (exact to within what the caches hold); large spans count at once.
 constinit std::atomic<std::int64_t> g_small_in_use{0};
 constinit std::atomic<std::size_t> g_large_in_use{0};
 constinit std::atomic<std::size_t> g_large_requested{0};
@@ -71,64 +87,85 @@ void UpdatePeaks() noexcept {
   UpdateMax(g_peak_requested, small_bytes + g_large_requested.load(std::memory_order_relaxed));
 }
 
-void Fold(ThreadCache* tc) noexcept {
-  const std::int64_t in_use =
-      tc->net_out - static_cast<std::int64_t>(tc->cached_bytes.load(std::memory_order_relaxed));
-  const std::int64_t delta = in_use - tc->folded_in_use;
+// Adds this thread's change of in-use objects of `cls` since the last fold to the total.
+void Fold(ThreadCache* tc, std::size_t cls) noexcept {
+  const std::int64_t live = tc->net_out[cls].load(std::memory_order_relaxed) -
+                            tc->lists[cls].length.load(std::memory_order_relaxed);
+  const std::int64_t delta = live - tc->folded_live[cls];
   if (delta == 0) return;
-  tc->folded_in_use = in_use;
-  g_small_in_use.fetch_add(delta, std::memory_order_relaxed);
+  tc->folded_live[cls] = live;
+  g_small_in_use.fetch_add(delta * static_cast<std::int64_t>(kSizes[cls]),
+                           std::memory_order_relaxed);
   if (delta > 0) UpdatePeaks();
-}
-
-void AddCached(ThreadCache* tc, std::int64_t bytes) noexcept {
-  tc->cached_bytes.store(
-      static_cast<std::size_t>(
-          static_cast<std::int64_t>(tc->cached_bytes.load(std::memory_order_relaxed)) + bytes),
-      std::memory_order_relaxed);
 }
 
 // Moves up to `count` objects of list `cls` back to the central cache.
 void ReleaseFromList(ThreadCache* tc, std::size_t cls, std::uint32_t count) noexcept {
   ThreadCache::List& list = tc->lists[cls];
-  count = std::min(count, list.length);
+  const std::uint32_t length = list.length.load(std::memory_order_relaxed);
+  count = std::min(count, length);
   if (count == 0) return;
   void* head = list.head;
   void* last = head;
   for (std::uint32_t i = 1; i < count; ++i) last = NextObject(last);
   list.head = NextObject(last);
-  list.length -= count;
+  list.length.store(length - count, std::memory_order_relaxed);
   NextObject(last) = nullptr;
-  const auto bytes = static_cast<std::int64_t>(count) * static_cast<std::int64_t>(ClassSize(cls));
-  AddCached(tc, -bytes);
-  tc->net_out -= bytes;
+  AddOwned<std::int64_t>(tc->net_out[cls], -static_cast<std::int64_t>(count));
   g_central.Insert(cls, head, static_cast<int>(count));
+}
+
+void SetMaxLength(ThreadCache* tc, std::size_t cls, std::uint32_t max_length) noexcept {
+  ThreadCache::List& list = tc->lists[cls];
+  tc->capacity_bytes -= std::size_t{list.max_length} * kSizes[cls];
+  list.max_length = max_length;
+  tc->capacity_bytes += std::size_t{max_length} * kSizes[cls];
 }
 
 void FlushAll(ThreadCache* tc) noexcept {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    ReleaseFromList(tc, cls, tc->lists[cls].length);
-    tc->lists[cls].max_length = ClassInfo(cls).batch;
+    ReleaseFromList(tc, cls, tc->lists[cls].length.load(std::memory_order_relaxed));
+    SetMaxLength(tc, cls, 0);
+    Fold(tc, cls);
   }
-  Fold(tc);
 }
 
-// Honours a flush request (and a new size bound) published through the epoch.
-void SyncEpoch(ThreadCache* tc) noexcept {
+// Halves every list's bound (and its contents beyond it) to make room under max_bytes.
+void Shrink(ThreadCache* tc) noexcept {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    ThreadCache::List& list = tc->lists[cls];
+    const std::uint32_t max_length = list.max_length / 2;
+    const std::uint32_t length = list.length.load(std::memory_order_relaxed);
+    if (length > max_length) ReleaseFromList(tc, cls, length - max_length);
+    SetMaxLength(tc, cls, max_length);
+    Fold(tc, cls);
+  }
+}
+
+// Raises list `cls`'s bound by `by` objects if the cache's byte bound allows, shrinking
+// the other lists first when it is full.
+bool TryGrow(ThreadCache* tc, std::size_t cls, std::uint32_t by) noexcept {
+  ThreadCache::List& list = tc->lists[cls];
+  by = std::min(by, kMaxListLength - std::min(kMaxListLength, list.max_length));
+  if (by == 0) return false;
+  const std::size_t bytes = std::size_t{by} * kSizes[cls];
+  if (tc->capacity_bytes + bytes > tc->max_bytes) {
+    Shrink(tc);
+    if (tc->capacity_bytes + bytes > tc->max_bytes) return false;
+  }
+  SetMaxLength(tc, cls, list.max_length + by);
+  return true;
+}
+
+// Honours a flush request (and a new byte bound) published through the epoch.
+// Returns true when it flushed.
+bool SyncEpoch(ThreadCache* tc) noexcept {
   const std::uint64_t epoch = g_flush_epoch.load(std::memory_order_acquire);
-  if (epoch == tc->seen_epoch) return;
+  if (epoch == tc->seen_epoch) return false;
   tc->seen_epoch = epoch;
   tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
   FlushAll(tc);
-}
-
-// Halves every list: the cache went over its byte bound.
-void Scavenge(ThreadCache* tc) noexcept {
-  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    ThreadCache::List& list = tc->lists[cls];
-    if (list.length != 0) ReleaseFromList(tc, cls, (list.length + 1) / 2);
-    list.max_length = std::max(ClassInfo(cls).batch, list.max_length / 2);
-  }
+  return true;
 }
 
 void ForkPrepare() {
@@ -157,8 +194,8 @@ void ThreadExitHook(void* arg) {
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       g_registry.allocs[cls].fetch_add(tc->allocs[cls].load(std::memory_order_relaxed),
                                        std::memory_order_relaxed);
-      g_registry.frees[cls].fetch_add(tc->frees[cls].load(std::memory_order_relaxed),
-                                      std::memory_order_relaxed);
+      g_registry.net_out[cls].fetch_add(tc->net_out[cls].load(std::memory_order_relaxed),
+                                        std::memory_order_relaxed);
     }
     if (tc->prev != nullptr) {
       tc->prev->next = tc->next;
@@ -176,9 +213,6 @@ void ThreadExitHook(void* arg) {
 ThreadCache* CreateThreadCache() noexcept {
   ThreadCache* tc = g_cache_pool.New();
   if (tc == nullptr) return nullptr;
-  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    tc->lists[cls].max_length = ClassInfo(cls).batch;
-  }
   tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
   tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
   {
@@ -205,38 +239,42 @@ ThreadCache* CurrentCache() noexcept {
   return CreateThreadCache();
 }
 
+void* AllocateUncached(std::size_t cls, Failure* failure) noexcept {
+  void* head = nullptr;
+  void* tail = nullptr;
+  if (g_central.Remove(cls, 1, &head, &tail, failure) == 0) return nullptr;
+  g_registry.allocs[cls].fetch_add(1, std::memory_order_relaxed);
+  g_registry.net_out[cls].fetch_add(1, std::memory_order_relaxed);
+  g_small_in_use.fetch_add(static_cast<std::int64_t>(kSizes[cls]), std::memory_order_relaxed);
+  UpdatePeaks();
+  return head;
+}
+
 void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
   ThreadCache* tc = CurrentCache();
-  if (tc == nullptr) {  // thread exiting, or no memory for a cache: straight to central
-    void* head = nullptr;
-    void* tail = nullptr;
-    if (g_central.Remove(cls, 1, &head, &tail, failure) == 0) return nullptr;
-    g_registry.allocs[cls].fetch_add(1, std::memory_order_relaxed);
-    g_small_in_use.fetch_add(static_cast<std::int64_t>(ClassSize(cls)), std::memory_order_relaxed);
-    UpdatePeaks();
-    return head;
-  }
+  if (tc == nullptr) return AllocateUncached(cls, failure);  // exiting, or no memory
   ThreadCache::List& list = tc->lists[cls];
-  const auto size = static_cast<std::int64_t>(ClassSize(cls));
   if (list.head == nullptr) {
     SyncEpoch(tc);
+    // Slow start: fetch as many as the list may hold (at least one, at most a batch), and
+    // let the bound grow by one per miss until it reaches a batch.
+    const std::uint32_t batch = ClassInfo(cls).batch;
+    if (list.max_length < batch) TryGrow(tc, cls, 1);
+    const std::uint32_t want = std::clamp<std::uint32_t>(list.max_length, 1, batch);
     void* head = nullptr;
     void* tail = nullptr;
-    const int got = g_central.Remove(cls, static_cast<int>(ClassInfo(cls).batch), &head, &tail,
-                                     failure);
+    const int got = g_central.Remove(cls, static_cast<int>(want), &head, &tail, failure);
     if (got == 0) return nullptr;
     NextObject(tail) = list.head;
     list.head = head;
-    list.length += static_cast<std::uint32_t>(got);
-    AddCached(tc, got * size);
-    tc->net_out += got * size;
+    AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(got));
+    AddOwned<std::int64_t>(tc->net_out[cls], got);
   }
   void* object = list.head;
   list.head = NextObject(object);
-  --list.length;
-  AddCached(tc, -size);
-  BumpCounter(tc->allocs[cls]);
-  Fold(tc);
+  AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
+  AddOwned<std::uint64_t>(tc->allocs[cls], 1);
+  Fold(tc, cls);
   return object;
 }
 
@@ -262,7 +300,7 @@ void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) 
 void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
   std::size_t cls = 0;
   if (alignment <= kMinAlign) {
-    if (bytes <= kMaxSmallSize) cls = ClassFor(bytes);
+    if (bytes <= kMaxSmallSize) cls = FastClassFor(bytes);
   } else if (alignment <= kPageSize) {
     cls = ClassForAligned(bytes, alignment);
   }
@@ -290,19 +328,18 @@ void Relieve() noexcept {
   return ptr;
 }
 
+// The list of `cls` went past its bound: grow the bound if the cache's byte budget
+// allows, else hand a batch back to the central cache.
 [[gnu::noinline]] void FreeOverflow(ThreadCache* tc, std::size_t cls) noexcept {
-  const std::uint64_t epoch = tc->seen_epoch;
-  SyncEpoch(tc);
-  if (epoch == tc->seen_epoch) {
-    ThreadCache::List& list = tc->lists[cls];
-    if (list.length > list.max_length) {
-      const std::uint32_t batch = ClassInfo(cls).batch;
-      ReleaseFromList(tc, cls, batch);
-      if (list.max_length < kMaxListLength) list.max_length += batch;
-    }
-    if (tc->cached_bytes.load(std::memory_order_relaxed) > tc->max_bytes) Scavenge(tc);
+  if (SyncEpoch(tc)) return;  // flushed everything, this object included
+  ThreadCache::List& list = tc->lists[cls];
+  const std::uint32_t batch = ClassInfo(cls).batch;
+  TryGrow(tc, cls, list.max_length < batch ? 1 : batch);
+  const std::uint32_t length = list.length.load(std::memory_order_relaxed);
+  if (length > list.max_length) {
+    ReleaseFromList(tc, cls, std::max(batch, length - list.max_length));
   }
-  Fold(tc);
+  Fold(tc, cls);
 }
 
 void FreeLarge(void* ptr) noexcept {
@@ -326,18 +363,17 @@ void FreeLarge(void* ptr) noexcept {
   ThreadCache* tc = CurrentCache();
   if (tc == nullptr) {
     NextObject(ptr) = nullptr;
-    g_registry.frees[cls].fetch_add(1, std::memory_order_relaxed);
-    g_small_in_use.fetch_sub(static_cast<std::int64_t>(ClassSize(cls)), std::memory_order_relaxed);
+    g_registry.net_out[cls].fetch_sub(1, std::memory_order_relaxed);
+    g_small_in_use.fetch_sub(static_cast<std::int64_t>(kSizes[cls]), std::memory_order_relaxed);
     g_central.Insert(cls, ptr, 1);
     return;
   }
   ThreadCache::List& list = tc->lists[cls];
   NextObject(ptr) = list.head;
   list.head = ptr;
-  ++list.length;
-  AddCached(tc, static_cast<std::int64_t>(ClassSize(cls)));
-  BumpCounter(tc->frees[cls]);
-  FreeOverflow(tc, cls);
+  const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
+  list.length.store(length, std::memory_order_relaxed);
+  if (length > list.max_length) FreeOverflow(tc, cls);
 }
 
 }  // namespace
@@ -346,17 +382,15 @@ void FreeLarge(void* ptr) noexcept {
 
 void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
   if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
-    const std::size_t cls = ClassFor(bytes);
+    const std::size_t cls = FastClassFor(bytes);
     ThreadCache* tc = t_cache;
     if (tc != nullptr) [[likely]] {
       ThreadCache::List& list = tc->lists[cls];
       void* object = list.head;
       if (object != nullptr) [[likely]] {
         list.head = NextObject(object);
-        --list.length;
-        tc->cached_bytes.store(tc->cached_bytes.load(std::memory_order_relaxed) - ClassSize(cls),
-                               std::memory_order_relaxed);
-        BumpCounter(tc->allocs[cls]);
+        AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
+        AddOwned<std::uint64_t>(tc->allocs[cls], 1);
         return object;
       }
     }
@@ -372,13 +406,9 @@ void Free(void* ptr) noexcept {
     ThreadCache::List& list = tc->lists[cls];
     NextObject(ptr) = list.head;
     list.head = ptr;
-    ++list.length;
-    const std::size_t cached = tc->cached_bytes.load(std::memory_order_relaxed) + ClassSize(cls);
-    tc->cached_bytes.store(cached, std::memory_order_relaxed);
-    BumpCounter(tc->frees[cls]);
-    if (list.length > list.max_length || cached > tc->max_bytes) [[unlikely]] {
-      FreeOverflow(tc, cls);
-    }
+    const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
+    list.length.store(length, std::memory_order_relaxed);
+    if (length > list.max_length) [[unlikely]] FreeOverflow(tc, cls);
     return;
   }
   FreeSlow(ptr, cls);
@@ -386,7 +416,7 @@ void Free(void* ptr) noexcept {
 
 std::size_t UsableSize(const void* ptr) noexcept {
   if (ptr == nullptr) return 0;
-  if (const std::size_t cls = g_pagemap.ClassOf(ptr)) return ClassSize(cls);
+  if (const std::size_t cls = g_pagemap.ClassOf(ptr)) return kSizes[cls];
   const Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
   if (span == nullptr || span->state != SpanState::kInUse) return 0;
   return span->Bytes() - static_cast<std::size_t>(static_cast<const char*>(ptr) - span->Start());
@@ -435,20 +465,21 @@ const char* CheckHeap() noexcept { return g_page_heap.CheckInvariants(); }
 
 AllocatorStats Stats() noexcept {
   std::uint64_t allocs[kNumClasses + 1];
-  std::uint64_t frees[kNumClasses + 1];
+  std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
   std::size_t cached = 0;
   {
     SpinLockHolder hold(g_registry.lock);
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       allocs[cls] = g_registry.allocs[cls].load(std::memory_order_relaxed);
-      frees[cls] = g_registry.frees[cls].load(std::memory_order_relaxed);
+      live[cls] = g_registry.net_out[cls].load(std::memory_order_relaxed);
     }
     for (const ThreadCache* tc = g_registry.head; tc != nullptr; tc = tc->next) {
       for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+        const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
         allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
-        frees[cls] += tc->frees[cls].load(std::memory_order_relaxed);
+        live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
+        cached += std::size_t{length} * kSizes[cls];
       }
-      cached += tc->cached_bytes.load(std::memory_order_relaxed);
     }
   }
   AllocatorStats s;
@@ -457,17 +488,17 @@ AllocatorStats Stats() noexcept {
   std::size_t largest_class_used = 0;
   s.num_size_classes = kNumClasses;
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    // Counters are read racily while threads run; a free seen before its alloc is clamped.
-    const std::uint64_t live = allocs[cls] > frees[cls] ? allocs[cls] - frees[cls] : 0;
+    // Counters are read racily while threads run: clamp what cannot be negative.
+    const auto in_use = static_cast<std::uint64_t>(std::max<std::int64_t>(live[cls], 0));
     SizeClassStats& c = s.size_classes[cls - 1];
-    c.size = ClassSize(cls);
+    c.size = kSizes[cls];
     c.num_allocs = allocs[cls];
-    c.num_frees = frees[cls];
-    c.bytes_in_use = static_cast<std::size_t>(live) * c.size;
+    c.num_frees = allocs[cls] > in_use ? allocs[cls] - in_use : 0;
+    c.bytes_in_use = static_cast<std::size_t>(in_use) * c.size;
     small_in_use += c.bytes_in_use;
     central_free += g_central.FreeObjects(cls) * c.size;
-    s.num_allocs += allocs[cls];
-    s.num_frees += frees[cls];
+    s.num_allocs += c.num_allocs;
+    s.num_frees += c.num_frees;
     if (allocs[cls] != 0) largest_class_used = c.size;
   }
   const PageHeapStats heap = g_page_heap.Stats();

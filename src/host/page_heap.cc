@@ -121,7 +121,13 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   span->bump = span->bump_end = nullptr;
   span->requested = 0;
   span->in_central_list = false;
-  pagemap_->Set(start, pages, span, size_class);
+  if (size_class != 0) {
+    pagemap_->Set(start, pages, span, size_class);  // any object's page finds its span
+  } else {
+    // A large block is only ever looked up by its start (Free, UsableSize) and by its
+    // neighbours (merging), so its ends suffice; interior entries stay non-null for Owns.
+    pagemap_->SetEnds(span);
+  }
   in_use_bytes_ += span->Bytes();
   return span;
 }

@@ -41,9 +41,10 @@ class PageHeap {
   PageHeap(const PageHeap&) = delete;
   PageHeap& operator=(const PageHeap&) = delete;
 
-  // An in-use span of `pages` pages starting on a multiple of `align_pages` pages, with
-  // every page mapped to it with class `size_class`. nullptr on failure, with `*failure`
-  // saying why (the ceiling, or the OS). Takes the heap lock.
+  // An in-use span of `pages` pages starting on a multiple of `align_pages` pages. A small
+  // span (size_class != 0) has every page mapped to it with its class; a large one its
+  // first and last page, with class 0. nullptr on failure, with `*failure` saying why
+  // (the ceiling, or the OS). Takes the heap lock.
   Span* New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
             Failure* failure) noexcept;
 

@@ -1,6 +1,10 @@
 // ThreadCache: one per thread, a bounded free list per size class. The fast path only
-// touches the calling thread's cache: no lock, no atomic read-modify-write. Its counters
-// are relaxed atomics written by the owner only, so Stats() can fold them from any thread.
+// touches the calling thread's cache: no lock, no atomic read-modify-write. Counters are
+// relaxed atomics written by the owner only, so Stats() can fold them from any thread.
+//
+// Bound: a list may hold max_length objects; the sum of max_length * size over all lists
+// (capacity_bytes) never exceeds max_bytes, so the cache never holds more than
+// HostConfig::thread_cache_bytes, and the free fast path checks only its list's length.
 #pragma once
 
 #include <atomic>
@@ -14,24 +18,28 @@ namespace memarena::host {
 struct alignas(64) ThreadCache {
   struct List {
     void* head = nullptr;
-    std::uint32_t length = 0;
-    std::uint32_t max_length = 0;  // grows by a batch on each overflow (slow start)
+    std::atomic<std::uint32_t> length{0};
+    std::uint32_t max_length = 0;  // starts at 0 and grows with use (slow start)
   };
 
   List lists[kNumClasses + 1];
-  std::atomic<std::size_t> cached_bytes{0};
-  std::size_t max_bytes = 0;      // HostConfig::thread_cache_bytes when last synced
-  std::uint64_t seen_epoch = 0;   // last flush request honoured
-  std::int64_t net_out = 0;       // bytes taken from central minus bytes given back
-  std::int64_t folded_in_use = 0; // this thread's in-use bytes last added to the total
+  // Objects of each class allocated through this cache (the fast path's one counter).
   std::atomic<std::uint64_t> allocs[kNumClasses + 1] = {};
-  std::atomic<std::uint64_t> frees[kNumClasses + 1] = {};
-  ThreadCache* next = nullptr;    // registry of live caches
+  // Objects taken from the central cache minus objects given back, per class. With the
+  // list lengths this yields in-use objects (net_out - length) and so the frees
+  // (allocs - in use) without counting frees on the fast path.
+  std::atomic<std::int64_t> net_out[kNumClasses + 1] = {};
+  std::int64_t folded_live[kNumClasses + 1] = {};  // in-use objects last added to the total
+  std::size_t capacity_bytes = 0;  // sum of max_length * size
+  std::size_t max_bytes = 0;       // HostConfig::thread_cache_bytes when last synced
+  std::uint64_t seen_epoch = 0;    // last flush request honoured
+  ThreadCache* next = nullptr;     // registry of live caches
   ThreadCache* prev = nullptr;
 };
 
-// Owner-only increment: a plain load and store, not a locked instruction.
-inline void BumpCounter(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) noexcept {
+// Owner-only update: a plain load and store, not a locked instruction.
+template <typename T>
+inline void AddOwned(std::atomic<T>& counter, T by) noexcept {
   counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 

@@ -1,0 +1,136 @@
+// Host allocator against glibc malloc in the same binary: malloc/free pairs by size,
+// batches of allocations then frees, and a 2-thread producer/consumer with cross-thread
+// frees. Run with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true.
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "host/host_api.h"
+#include "memarena/memarena.h"
+
+namespace {
+
+struct Glibc {
+  static void* Allocate(std::size_t n) { return std::malloc(n); }
+  static void Free(void* p) { std::free(p); }
+};
+
+struct Host {
+  static void* Allocate(std::size_t n) { return memarena::host::Allocate(n, 0); }
+  static void Free(void* p) { memarena::host::Free(p); }
+};
+
+// Through the public interface: a virtual call on memarena::HostAllocator().
+struct HostInterface {
+  static void* Allocate(std::size_t n) { return memarena::HostAllocator().TryAllocate(n); }
+  static void Free(void* p) { memarena::HostAllocator().Deallocate(p); }
+};
+
+template <typename A>
+void BM_Pair(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    void* p = A::Allocate(size);
+    benchmark::DoNotOptimize(p);
+    A::Free(p);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void PairSizes(benchmark::internal::Benchmark* b) {
+  for (long size : {16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576}) {
+    b->Arg(size);
+  }
+}
+
+BENCHMARK_TEMPLATE(BM_Pair, Glibc)->Apply(PairSizes);
+BENCHMARK_TEMPLATE(BM_Pair, Host)->Apply(PairSizes);
+BENCHMARK_TEMPLATE(BM_Pair, HostInterface)->Arg(64);
+
+// Allocate `count` blocks of `size`, then free them all; time per block.
+template <typename A>
+void BM_Batch(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  const auto count = static_cast<std::size_t>(state.range(1));
+  std::vector<void*> blocks(count);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < count; ++i) blocks[i] = A::Allocate(size);
+    benchmark::DoNotOptimize(blocks.data());
+    for (std::size_t i = 0; i < count; ++i) A::Free(blocks[i]);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(count));
+}
+
+void BatchShapes(benchmark::internal::Benchmark* b) {
+  for (long size : {16, 64, 256, 4096}) {
+    for (long count : {100, 10000}) b->Args({size, count});
+  }
+}
+
+BENCHMARK_TEMPLATE(BM_Batch, Glibc)->Apply(BatchShapes);
+BENCHMARK_TEMPLATE(BM_Batch, Host)->Apply(BatchShapes);
+
+// Single-producer single-consumer ring of pointers: thread 0 allocates, thread 1 frees.
+class Ring {
+ public:
+  static constexpr std::size_t kCapacity = std::size_t{1} << 14;
+  bool Push(void* p) {
+    const std::size_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail - head_.load(std::memory_order_acquire) == kCapacity) return false;
+    slots_[tail % kCapacity] = p;
+    tail_.store(tail + 1, std::memory_order_release);
+    return true;
+  }
+  void* Pop() {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    if (head == tail_.load(std::memory_order_acquire)) return nullptr;
+    void* p = slots_[head % kCapacity];
+    head_.store(head + 1, std::memory_order_release);
+    return p;
+  }
+
+ private:
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+  void* slots_[kCapacity] = {};
+};
+
+Ring g_ring;
+constexpr int kPerIteration = 64;
+
+template <typename A>
+void BM_ProducerConsumer(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  if (state.thread_index() == 0) {
+    for (auto _ : state) {
+      for (int i = 0; i < kPerIteration; ++i) {
+        void* p = A::Allocate(size);
+        benchmark::DoNotOptimize(p);
+        while (!g_ring.Push(p)) {
+        }
+      }
+    }
+  } else {
+    for (auto _ : state) {
+      for (int i = 0; i < kPerIteration; ++i) {
+        void* p = nullptr;
+        while ((p = g_ring.Pop()) == nullptr) {
+        }
+        A::Free(p);
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kPerIteration);
+}
+
+BENCHMARK_TEMPLATE(BM_ProducerConsumer, Glibc)->Arg(64)->Arg(1024)->Threads(2)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_ProducerConsumer, Host)->Arg(64)->Arg(1024)->Threads(2)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
