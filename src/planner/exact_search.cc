@@ -7,6 +7,7 @@
 //    sizes still to place in it must stay within the capacity;
 //  - dynamic decomposition: once no unplaced buffer crosses a section boundary, the two
 //    sides are solved independently;
+//  - "hatless" pruning: a buffer nothing unplaced overlaps is never tried in two places;
 //  - round robin over three static preorderings with a doubling node limit.
 #include "planner/exact_search.h"
 
@@ -36,9 +37,9 @@ struct Candidate {
   Index rank;  // position in the partition's preorder
 };
 
-// Preorder keys, most important first: T = largest section total the buffer is part of,
+// Preorder keys, most important first: T = largest remaining total of the buffer's sections,
 // A = area (size x lifetime), W = lifetime width.
-constexpr std::array<std::string_view, 3> kHeuristics = {"TAW", "WAT", "TWA"};
+constexpr std::array<std::string_view, 3> kHeuristics = {"WAT", "TAW", "TWA"};
 
 class Search {
  public:
@@ -62,11 +63,6 @@ class Search {
       }
     }
     max_total_.assign(n, 0);
-    for (Index b = 0; b < n; ++b) {
-      for (Index s = sections_.begin[b]; s < sections_.end[b]; ++s) {
-        max_total_[b] = std::max(max_total_[b], total_[s]);
-      }
-    }
     cuts_.assign(num_sections > 0 ? num_sections - 1 : 0, 0);
     for (Index b = 0; b < n; ++b) {
       for (Index s = sections_.begin[b]; s + 1 < sections_.end[b]; ++s) ++cuts_[s];
@@ -143,6 +139,13 @@ class Search {
   double Width(Index b) const { return static_cast<double>(t_[b].upper - t_[b].lower); }
 
   Outcome SolvePartition(const Partition& partition) {
+    // 'T' looks at what is still to be placed in each section, now.
+    for (Index b : partition.buffers) {
+      max_total_[b] = 0;
+      for (Index s = sections_.begin[b]; s < sections_.end[b]; ++s) {
+        max_total_[b] = std::max(max_total_[b], total_[s]);
+      }
+    }
     std::vector<Index> preorder = partition.buffers;
     std::sort(preorder.begin(), preorder.end(), [this](Index a, Index b) { return Before(a, b); });
     std::vector<Candidate> all(preorder.size());
@@ -171,35 +174,45 @@ class Search {
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return a.offset != b.offset ? a.offset < b.offset : a.rank < b.rank;
     });
+    const std::size_t max_offset = MaxOffset(partition);
     for (const Candidate& c : candidates) {
       // Canonical order: offsets never decrease along a branch.
       if (c.offset < min_offset || (c.offset == min_offset && c.rank < min_rank)) continue;
       // Dominance: a gap below this offset would fit another unplaced buffer.
       if (c.offset >= min_height) break;
+      // Every later buffer of a section sits at or above this offset: it must leave room.
+      if (c.offset > max_offset) break;
       const Index b = preorder[c.rank];
       offset_[b] = c.offset;
       const std::size_t offset_mark = offset_changes_.size();
       const std::size_t section_mark = section_changes_.size();
-      RaiseNeighbours(b);
+      const bool covered = RaiseNeighbours(b);
       RaiseFloors(b);
       Outcome outcome = Outcome::kNotFound;
-      if (Fits(partition, c.offset)) {
+      if (Fits(section_mark)) {
         outcome = PlaceAndContinue(partition, preorder, candidates, c.offset, c.rank, b);
       }
       Restore(b, offset_mark, section_mark);
       offset_[b] = kNone;
       if (outcome != Outcome::kNotFound) return outcome;
+      // Nothing overlaps `b` any more, so where it goes cannot matter to the rest: if the
+      // rest failed with it here, it fails with any other buffer first too.
+      if (!covered) break;
     }
     return Outcome::kNotFound;
   }
 
-  // Unplaced buffers overlapping `b` cannot start below its top any more.
-  void RaiseNeighbours(Index b) {
+  // Unplaced buffers overlapping `b` cannot start below its top any more. Returns false
+  // when `b` has no unplaced neighbour at all (nothing will ever sit on it).
+  bool RaiseNeighbours(Index b) {
     const std::size_t height = offset_[b] + t_[b].size;
     ++current_stamp_;
     affected_.clear();
+    bool covered = false;
     for (Index o : overlaps_[b]) {
-      if (offset_[o] != kNone || min_offset_[o] >= height) continue;
+      if (offset_[o] != kNone) continue;
+      covered = true;
+      if (min_offset_[o] >= height) continue;
       offset_changes_.push_back({o, min_offset_[o]});
       min_offset_[o] = AlignUp(height, t_[o].alignment);
       for (Index s = sections_.begin[o]; s < sections_.end[o]; ++s) {
@@ -209,6 +222,7 @@ class Search {
         }
       }
     }
+    return covered;
   }
 
   // Sections of `b` now start at its top; a section's floor is also at least the lowest
@@ -223,7 +237,9 @@ class Search {
     for (Index s : affected_) {
       std::size_t lowest = kNone;
       for (Index o : sections_.members[s]) {
-        if (offset_[o] == kNone) lowest = std::min(lowest, min_offset_[o]);
+        if (offset_[o] != kNone) continue;
+        lowest = std::min(lowest, min_offset_[o]);
+        if (lowest <= floor_[s]) break;  // the floor cannot rise: stop scanning
       }
       if (lowest != kNone && floor_[s] < lowest) {
         section_changes_.push_back({s, floor_[s]});
@@ -244,10 +260,23 @@ class Search {
     }
   }
 
-  // Every section still has room for what remains in it above max(floor, offset).
-  bool Fits(const Partition& partition, std::size_t offset) const {
+  // The highest offset the next buffer may take: with placements in non-decreasing offset
+  // order, all that remains of a section stacks above it. kNone if no section limits it.
+  std::size_t MaxOffset(const Partition& partition) const {
+    std::size_t max_offset = kNone;
     for (Index s = partition.section_lo; s < partition.section_hi; ++s) {
-      if (std::max(offset, floor_[s]) + total_[s] > capacity_) return false;
+      if (total_[s] != 0) max_offset = std::min(max_offset, capacity_ - total_[s]);
+    }
+    return max_offset;
+  }
+
+  // The sections whose floor or total changed since `section_mark` still have room for
+  // what remains in them. (Unchanged sections passed this check at the parent, and
+  // MaxOffset covers the offset of the buffer just placed.)
+  bool Fits(std::size_t section_mark) const {
+    for (std::size_t k = section_mark; k < section_changes_.size(); ++k) {
+      const Index s = section_changes_[k].index;
+      if (floor_[s] + total_[s] > capacity_) return false;
     }
     return true;
   }
@@ -292,7 +321,7 @@ class Search {
   std::vector<std::vector<Index>> overlaps_;
   std::vector<std::size_t> total_;      // per section: sizes not yet placed
   std::vector<std::size_t> floor_;      // per section: lowest offset still usable
-  std::vector<std::size_t> max_total_;  // per buffer: largest initial section total
+  std::vector<std::size_t> max_total_;  // per buffer: largest remaining section total
   std::vector<Index> cuts_;             // per boundary: unplaced buffers crossing it
   std::vector<std::size_t> offset_;     // per buffer: kNone while unplaced
   std::vector<std::size_t> min_offset_;

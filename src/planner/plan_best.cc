@@ -16,20 +16,27 @@ using Clock = std::chrono::steady_clock;
 
 // The exact search recurses once per buffer; beyond this it is not worth the stack.
 constexpr std::size_t kMaxExactTensors = 4000;
+// When the exact search follows, the heuristics get a tenth of the budget, at most this.
+constexpr std::chrono::milliseconds kHeuristicCap{250};
 
 // Probes capacities with the exact search: a found plan lowers the upper end, a proof of
-// infeasibility raises the lower end, a timeout tries a looser capacity next.
+// infeasibility raises the lower end, a timeout tries a looser capacity next. The first
+// probe (at the target) gets `first_share` of the time; later ones half of what is left.
 void ImproveExactly(const std::vector<PlanTensor>& tensors, Clock::time_point deadline,
-                    std::size_t target, Plan& best) {
+                    std::size_t target, double first_share, Plan& best) {
   std::size_t lo = std::max(target, best.lower_bound);
   std::size_t hi = best.arena_size;  // known feasible; we look for something below it
   std::size_t probe = lo;
+  double share = first_share;
   while (lo < hi) {
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return;
-    // The tightest probe gets half of what is left, so looser probes still get a turn.
+    // Tight probes leave time for looser ones, unless nothing looser is left to try.
     const bool last_chance = probe + 1 >= hi;
-    const Clock::time_point probe_deadline = last_chance ? deadline : now + (deadline - now) / 2;
+    const Clock::time_point probe_deadline =
+        last_chance ? deadline
+                    : now + std::chrono::duration_cast<Clock::duration>((deadline - now) * share);
+    share = 0.5;
     const planner::ExactResult r = planner::SolveExact(tensors, probe, probe_deadline);
     if (r.status == planner::ExactStatus::kFound) {
       best = planner::MakePlan(tensors, r.offsets, best.lower_bound, "exact-search");
@@ -57,9 +64,14 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
   const auto overlaps = planner::OverlapLists(tensors);
   const bool exact = options.exact_search && tensors.size() <= kMaxExactTensors;
   // Heuristics first: cheap, and often enough. The exact search gets the rest.
-  const Clock::time_point heuristic_deadline = exact ? start + options.budget / 5 : deadline;
+  const Clock::time_point heuristic_deadline =
+      exact ? start + std::min<Clock::duration>(options.budget / 10, kHeuristicCap) : deadline;
   planner::ImproveByOrderings(tensors, overlaps, heuristic_deadline, target, options.seed, best);
-  if (exact && best.arena_size > target) ImproveExactly(tensors, deadline, target, best);
+  if (exact && best.arena_size > target) {
+    // An explicit capacity is what the caller needs: give it most of the time.
+    const double first_share = options.capacity_target != 0 ? 0.9 : 0.5;
+    ImproveExactly(tensors, deadline, target, first_share, best);
+  }
   return best;
 }
 
