@@ -36,6 +36,11 @@ class MemorySource {
   // one, i.e. a chunk may straddle the boundary (mmap: yes; cudaMalloc: no).
   virtual bool MergesAdjacent() const noexcept = 0;
 
+  // True when the next range normally starts where the previous one ended (a reserved
+  // virtual range mapped on demand, like expandable segments). An arena may then extend by
+  // only what a free chunk at the end lacks. Default: false.
+  virtual bool GrowsContiguously() const noexcept { return false; }
+
   // Free and total bytes of the memory behind the source, when it knows them.
   virtual std::optional<SourceCapacity> Capacity() const noexcept { return std::nullopt; }
 

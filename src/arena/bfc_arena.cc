@@ -64,6 +64,7 @@ struct BfcArena::Impl {
   std::unordered_map<std::uintptr_t, ChunkHandle> in_use;
   AllocatorStats stats;  // counters; derived fields are filled in by Snapshot()
   bool had_first_region = false;
+  std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
 
   struct Reservation {
     void* ptr = nullptr;
@@ -196,8 +197,25 @@ struct BfcArena::Impl {
     return released;
   }
 
+  // Beyond ORT: under kSameAsRequested on a contiguously growing source, the free chunk at
+  // the end of the newest range will merge with the next one, so only the rest is needed.
+  std::size_t FreeTailBytes(std::size_t alignment) {
+    if (config.arena_extend_strategy != ArenaExtendStrategy::kSameAsRequested ||
+        !source->GrowsContiguously() || last_piece_end == 0 || alignment > kMinAllocationSize) {
+      return 0;
+    }
+    const auto& regions = store.regions();
+    auto region = regions.lower_bound(last_piece_end);
+    if (region == regions.begin()) return 0;
+    --region;
+    if (region->first + region->second.size != last_piece_end) return 0;
+    const Chunk& tail = store.at(region->second.tail);
+    return tail.in_use || tail.stream != 0 ? 0 : tail.size;
+  }
+
   // ORT's Extend, plus TF's release-and-retry before failing. Fills `failure` on failure.
-  bool Extend(std::size_t needed, ArenaFailure& failure) {
+  // With `use_tail`, bytes already free at the end of the newest range count toward `needed`.
+  bool Extend(std::size_t needed, std::size_t alignment, bool use_tail, ArenaFailure& failure) {
     std::size_t available = AvailableBytes();
     if (needed > available) {
       ReleaseFreeRegions(/*include_pinned=*/true);
@@ -208,10 +226,15 @@ struct BfcArena::Impl {
         return false;
       }
     }
-    const std::size_t bytes = std::min(growth.NextExtension(needed), available);
-    Reservation r = ReserveWithBackoff(bytes, needed);
+    std::size_t tail = use_tail ? FreeTailBytes(alignment) : 0;
+    if (tail >= needed) tail = 0;
+    const std::size_t ask = needed - tail;
+    const std::size_t bytes = std::min(growth.NextExtension(ask), available);
+    Reservation r = ReserveWithBackoff(bytes, ask);
     if (r.ptr == nullptr && ReleaseFreeRegions(/*include_pinned=*/true) > 0) {
-      const Reservation retry = ReserveWithBackoff(std::min(bytes, AvailableBytes()), needed);
+      // The tail may have gone with the released regions: ask for the whole request.
+      const Reservation retry =
+          ReserveWithBackoff(std::min(std::max(bytes, needed), AvailableBytes()), needed);
       r.ptr = retry.ptr;
       r.bytes = retry.bytes;
       r.attempts += retry.attempts;
@@ -230,6 +253,7 @@ struct BfcArena::Impl {
     had_first_region = true;
     store.AddPiece(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes,
                    source->MergesAdjacent() && !pinned, pinned);
+    last_piece_end = reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes;
     stats.bytes_held += r.bytes;
     stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
     ++stats.num_arena_extensions;
@@ -303,7 +327,9 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
     const std::size_t rounded = arena::RoundedBytes(bytes);
     if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
     failure.needed = rounded + m.AlignmentSlack(alignment);
-    if (m.Extend(failure.needed, failure)) {
+    // A tail-sized extension that did not land next to the tail is followed by a full one.
+    for (bool use_tail : {true, false}) {
+      if (!m.Extend(failure.needed, alignment, use_tail, failure)) break;
       if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
     }
   }

@@ -34,6 +34,7 @@ class SimulatedMemorySource final : public MemorySource {
   void Release(void* ptr, std::size_t bytes) noexcept override;
   std::size_t Alignment() const noexcept override { return options_.alignment; }
   bool MergesAdjacent() const noexcept override { return options_.contiguous; }
+  bool GrowsContiguously() const noexcept override { return options_.contiguous; }
   std::optional<SourceCapacity> Capacity() const noexcept override;
   AllocatorKind kind() const noexcept override { return options_.kind; }
   std::string_view name() const noexcept override { return "simulated"; }

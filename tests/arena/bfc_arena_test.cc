@@ -156,6 +156,19 @@ TEST(BfcArena, AdjacentRegionsMergeWhenTheSourceIsContiguous) {
   EXPECT_EQ(t.source->num_bad_releases(), 0u);
 }
 
+TEST(BfcArena, AContiguousSourceIsExtendedOnlyByWhatTheFreeTailLacks) {
+  ArenaConfig config;
+  config.arena_extend_strategy = ArenaExtendStrategy::kSameAsRequested;
+  SimulatedArena t(config, {.contiguous = true});
+  void* a = t.arena->Allocate(kMiB);
+  t.arena->Deallocate(a);
+  void* big = t.arena->Allocate(3 * kMiB);
+  EXPECT_EQ(big, a) << "the free tail and the new range form one chunk";
+  EXPECT_EQ(t.source->ReservedSizes(), (std::vector<std::size_t>{kMiB, 2 * kMiB}));
+  EXPECT_EQ(t.arena->GetStats().bytes_held, 3 * kMiB);
+  t.arena->Deallocate(big);
+}
+
 TEST(BfcArena, OrtSourcesNeverMerge) {
   SimulatedArena t({}, {.contiguous = false});
   void* a = t.arena->Allocate(kMiB);
