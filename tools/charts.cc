@@ -106,7 +106,7 @@ std::string RenderLineChart(const LineChart& chart) {
   for (const auto& m : chart.markers) {
     if (m.points.empty()) continue;
     svg.Marker(lx + 6, ly - 4, m.shape, m.color);
-    const std::string text = fmt::format("{} ({})", m.label, m.points.size());
+    const std::string text = fmt::format("{} ({})", m.label, std::max(m.count, m.points.size()));
     svg.Text(lx + 16, ly, text, 11);
     lx += 26 + 6.2 * static_cast<double>(text.size());
   }
@@ -130,15 +130,28 @@ LineChart TimelineChart(const ReplayResult& r, const std::string& title) {
         {fmt::format("ceiling {}", FormatBytes(r.limit_bytes)), "#d62728",
          {{0.0, limit}, {static_cast<double>(std::max<std::size_t>(r.events, 1)), limit}}, "6,4"});
   }
-  ChartMarkers releases{"release", "#2ca02c", "down", {}, {}};
-  ChartMarkers ooms{"OOM", "#d62728", "cross", {}, {}};
+  ChartMarkers releases{"release", "#2ca02c", "down", {}, {}, 0};
+  ChartMarkers ooms{"OOM", "#d62728", "cross", {}, {}, 0};
+  // Hundreds of markers would merge into a bar: draw at most kMaxMarkers of each kind,
+  // evenly spread, and give the full count in the legend.
+  constexpr std::size_t kMaxMarkers = 80;
+  std::size_t num_releases = 0;
+  for (const auto& m : r.marks) num_releases += m.kind == ReplayMark::Kind::kRelease;
+  const std::size_t num_ooms = r.marks.size() - num_releases;
+  releases.count = num_releases;
+  ooms.count = num_ooms;
+  std::size_t seen_releases = 0, seen_ooms = 0;
   for (const auto& m : r.marks) {
+    const bool release = m.kind == ReplayMark::Kind::kRelease;
+    const std::size_t index = release ? seen_releases++ : seen_ooms++;
+    const std::size_t total = release ? num_releases : num_ooms;
+    if (total > kMaxMarkers && index * kMaxMarkers / total == (index + 1) * kMaxMarkers / total) continue;
     // Place an OOM cross on the held line at that event.
     std::size_t held_now = 0;
     for (const auto& p : r.timeline) {
       if (p.event <= m.event) held_now = p.held;
     }
-    if (m.kind == ReplayMark::Kind::kRelease) {
+    if (release) {
       releases.points.emplace_back(static_cast<double>(m.event), 0.0);
       releases.tooltips.push_back(
           fmt::format("release after event {}: {} returned", m.event, FormatBytes(m.bytes)));

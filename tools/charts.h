@@ -24,6 +24,7 @@ struct ChartMarkers {
   std::string shape;  // "down" (drawn along the top) or "cross" (drawn at y)
   std::vector<std::pair<double, double>> points;  // (x, bytes)
   std::vector<std::string> tooltips;              // one per point, may be empty
+  std::size_t count = 0;  // events the legend reports (more than drawn when thinned)
 };
 
 struct LineChart {

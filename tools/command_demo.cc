@@ -8,6 +8,7 @@
 #include "charts.h"
 #include "commands.h"
 #include "html_report.h"
+#include "memarena/tracing.h"
 #include "replay.h"
 #include "scenarios.h"
 
@@ -17,8 +18,9 @@ namespace {
 constexpr std::array kOptions = {
     OptionSpec{"--out", "FILE", "where the HTML report goes (default memarena-demo.html)"},
     OptionSpec{"--cases", "N", "test cases in the test-suite scenario (default 400)"},
-    OptionSpec{"--ceiling", "SIZE", "host ceiling of the test-suite scenario (default 40MiB)"},
+    OptionSpec{"--ceiling", "SIZE", "host ceiling of the test-suite scenario (default 20MiB)"},
     OptionSpec{"--requests", "N", "requests in the inference scenario (default 100)"},
+    OptionSpec{"--write-traces", "DIR", "also write both scenarios as RMM-format CSV traces into DIR"},
     kProgressOption,
     kNoProgressOption,
 };
@@ -70,13 +72,17 @@ int RunDemo(const ParsedArgs& args) {
   const int requests = static_cast<int>(
       args.Value("--requests") ? ParseCountOption("--requests", *args.Value("--requests")) : 100);
   const std::size_t ceiling =
-      args.Value("--ceiling") ? ParseSizeOption("--ceiling", *args.Value("--ceiling")) : 40u << 20;
+      args.Value("--ceiling") ? ParseSizeOption("--ceiling", *args.Value("--ceiling")) : 20u << 20;
 
   const Scenario suite = TestSuiteScenario(cases, 2026);
   const std::string limit = fmt::format("ceiling:{}", ceiling);
   const auto suite_results = RunScenario(suite, {{"host", limit, false}, {"host", limit, true}}, args);
 
   const Scenario inference = DynamicShapeScenario(requests, 12, 7);
+  if (const auto dir = args.Value("--write-traces")) {
+    WriteTrace(*dir + "/test_suite.csv", suite.trace);
+    WriteTrace(*dir + "/dynamic_shapes.csv", inference.trace);
+  }
   const auto inference_results = RunScenario(
       inference,
       {{"bfc", "arena_extend_strategy:kNextPowerOfTwo", false},

@@ -29,9 +29,13 @@ std::string MainHelp() {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+  if (args.empty()) {
+    fmt::print(stderr, "memarena: no command given\n\n{}", MainHelp());
+    return 2;
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     fmt::print("{}", MainHelp());
-    return args.empty() ? 2 : 0;
+    return 0;
   }
   for (const auto* c : kCommands) {
     if (args[0] == c->spec->name) {

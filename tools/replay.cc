@@ -108,7 +108,9 @@ class Pass {
         p = nullptr;
       }
       if (measured_ && (i + 1) % stride == 0) Sample(i + 1);
-      if (options_.progress && (i + 1) % progress_stride == 0) options_.progress(i + 1, n);
+      if (options_.progress && ((i + 1) % progress_stride == 0 || i + 1 == n)) {
+        options_.progress(i + 1, n);
+      }
     }
     if (phase_open) EndPhase(n);
     Sample(n);

@@ -1,5 +1,5 @@
 // The replay targets: host (the process-wide host allocator under a ceiling), bfc (a BfcArena
-// on mmap memory), planned (a PlannedArena over malloc) and system (malloc).
+// on mmap memory that behaves like device memory), planned (a PlannedArena over malloc) and system (malloc).
 #include "replay_target.h"
 
 #include <fmt/format.h>
@@ -74,10 +74,26 @@ std::string_view StrategyName(ArenaExtendStrategy s) {
   return s == ArenaExtendStrategy::kNextPowerOfTwo ? "kNextPowerOfTwo" : "kSameAsRequested";
 }
 
+// mmap memory that the arena may not merge across regions, as on a device (cudaMalloc
+// regions never merge). It also makes a replay independent of where mmap happens to place
+// regions, so the same trace gives the same numbers in every process.
+class DeviceLikeSource final : public MemorySource {
+ public:
+  void* Reserve(std::size_t bytes) noexcept override { return mmap_.Reserve(bytes); }
+  void Release(void* ptr, std::size_t bytes) noexcept override { mmap_.Release(ptr, bytes); }
+  std::size_t Alignment() const noexcept override { return mmap_.Alignment(); }
+  bool MergesAdjacent() const noexcept override { return false; }
+  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
+  std::string_view name() const noexcept override { return "host_mmap_unmerged"; }
+
+ private:
+  HostMemorySource mmap_;
+};
+
 class BfcTarget final : public ReplayTarget {
  public:
   explicit BfcTarget(const ArenaConfig& config)
-      : arena_(std::make_shared<HostMemorySource>(), config) {}
+      : arena_(std::make_shared<DeviceLikeSource>(), config) {}
   Allocator& allocator() override { return arena_; }
   std::string label() const override {
     return fmt::format("bfc ({}{})", StrategyName(arena_.config().arena_extend_strategy),

@@ -77,8 +77,12 @@ ProgressLine::ProgressLine(std::string name, std::chrono::milliseconds delay)
     : name_(std::move(name)), start_(std::chrono::steady_clock::now()), delay_(delay) {}
 
 void ProgressLine::Update(std::size_t done, std::size_t total) {
-  if (!shown_ && std::chrono::steady_clock::now() - start_ < delay_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!shown_ && now - start_ < delay_) return;
+  // At most ten rewrites a second, and always the last one.
+  if (shown_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
   shown_ = true;
+  last_ = now;
   fmt::print(stderr, "\r{}: {:3}% ({}/{} events)", name_, total == 0 ? 100 : done * 100 / total,
              done, total);
   std::fflush(stderr);

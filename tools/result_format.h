@@ -35,6 +35,7 @@ class ProgressLine {
   std::string name_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::milliseconds delay_;
+  std::chrono::steady_clock::time_point last_;
   bool shown_ = false;
 };
 

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The CLI's HTML and SVG outputs are well-formed XML with the expected content.
+
+Runs `memarena demo`, `replay --report`, `compare --report` and `plan --svg`, parses each
+output with xml.etree, and checks the pictures: polylines for in use / held / ceiling, the
+release and OOM markers, one rectangle per planned tensor and the lower-bound line.
+Usage: check_reports.py MEMARENA DATA_DIR OUT_DIR
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def run(args, cwd):
+    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300)
+    check(result.returncode == 0, f"{args} exited {result.returncode}: {result.stderr}")
+    return result
+
+
+def parse(path):
+    try:
+        return ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as e:
+        check(False, f"{path} is not well-formed XML: {e}")
+        return None
+
+
+def titles(root, tag):
+    return [t.text or "" for el in root.iter(SVG + tag) for t in el.iter(SVG + "title")]
+
+
+def main():
+    memarena, data, out = (os.path.abspath(a) for a in sys.argv[1:4])
+    os.makedirs(out, exist_ok=True)
+
+    # The demo: self-contained HTML with one timeline per run plus the overlay.
+    run([memarena, "demo", "--cases", "60", "--requests", "10", "--ceiling", "16MiB",
+         "--no-progress"], cwd=out)
+    html = parse(os.path.join(out, "memarena-demo.html"))
+    if html is not None:
+        check(html.tag == "html", "demo root is <html>")
+        svgs = list(html.iter(SVG + "svg"))
+        check(len(svgs) == 6, f"demo has 6 charts (2 test-suite runs, 3 inference runs, 1 overlay), got {len(svgs)}")
+        text = ET.tostring(html, encoding="unicode")
+        check("http" not in text.replace("http://www.w3.org/2000/svg", ""),
+              "demo references no external resource")
+        check(not list(html.iter("script")), "demo has no script")
+        tables = list(html.iter("table"))
+        check(len(tables) == 2, f"demo has 2 tables, got {len(tables)}")
+        releases = [t for t in titles(html, "path") if t.startswith("release after event")]
+        ooms = [t for t in titles(html, "path") if t.startswith("OOM at event")]
+        check(len(releases) > 0, "demo marks releases")
+        check(len(ooms) > 0, "demo marks OOMs (16 MiB ceiling)")
+        legends = [t.text or "" for t in html.iter(SVG + "text")]
+        check(any(l.startswith("ceiling 16.00 MiB") for l in legends), "demo draws the ceiling")
+        for label in ("held", "in use"):
+            check(label in legends, f"demo legend has '{label}'")
+        for svg in svgs:
+            check(len(list(svg.iter(SVG + "polyline"))) >= 2, "every chart has in use and held lines")
+
+    # replay --report on a sample trace, with a ceiling so OOMs are marked.
+    report = os.path.join(out, "replay.html")
+    run([memarena, "replay", os.path.join(data, "dynamic_shapes.csv"), "--allocator", "bfc",
+         "--config", "max_mem:16MiB", "--report", report], cwd=out)
+    root = parse(report)
+    if root is not None:
+        svgs = list(root.iter(SVG + "svg"))
+        check(len(svgs) == 1, "replay report has one chart")
+        check(any(t.startswith("OOM at event") for t in titles(root, "path")),
+              "replay report marks the OOMs under max_mem")
+        lines = list(root.iter(SVG + "polyline"))
+        check(len(lines) == 3, f"replay chart has held, in use and ceiling lines, got {len(lines)}")
+
+    # compare --report: one table with every allocator and strategy, one picture.
+    report = os.path.join(out, "compare.html")
+    run([memarena, "compare", os.path.join(data, "recorded_python.csv"), "--report", report,
+         "--no-progress"], cwd=out)
+    root = parse(report)
+    if root is not None:
+        check(len(list(root.iter(SVG + "svg"))) == 1, "compare report has one picture")
+        rows = list(root.iter("tr"))
+        check(len(rows) == 6, f"compare table has a header and 5 allocators, got {len(rows)}")
+        check(len(list(root.iter(SVG + "polyline"))) == 6, "compare picture: 5 held lines + in use")
+
+    # plan --svg: one rectangle per tensor (plus the background) and the lower-bound line.
+    svg_path = os.path.join(out, "plan.svg")
+    lifetimes = os.path.join(data, "lifetimes_small.csv")
+    run([memarena, "plan", lifetimes, "--svg", svg_path, "--budget-ms", "100"], cwd=out)
+    root = parse(svg_path)
+    if root is not None:
+        check(root.tag == SVG + "svg", "plan output is an <svg>")
+        with open(lifetimes) as f:
+            tensors = sum(1 for _ in csv.DictReader(f))
+        rects = list(root.iter(SVG + "rect"))
+        check(len(rects) == tensors + 1, f"plan has {tensors} tensor boxes + background, got {len(rects)}")
+        labels = [t.text or "" for t in root.iter(SVG + "text")]
+        check(any(l.startswith("lower bound") for l in labels), "plan labels the lower bound")
+        check(any(l.startswith("arena ") for l in labels), "plan labels the arena size")
+        dashed = [l for l in root.iter(SVG + "line") if l.get("stroke-dasharray")]
+        check(len(dashed) == 1, "plan draws the lower bound as a dashed line")
+
+    # JSON outputs parse as JSON too.
+    for args in (["replay", os.path.join(data, "rmm_handwritten.csv"), "--json"],
+                 ["compare", os.path.join(data, "rmm_handwritten.csv"), "--json", "--no-progress"],
+                 ["plan", lifetimes, "--json", "--greedy"]):
+        result = run([memarena] + args, cwd=out)
+        try:
+            value = json.loads(result.stdout)
+            if args[0] == "plan":
+                for key in ("arena_bytes", "lower_bound_bytes", "valid", "seconds"):
+                    check(key in value, f"plan --json has {key}")
+            else:
+                check(all("stats" in r for r in value["results"]), f"{args[0]} --json has stats")
+        except json.JSONDecodeError as e:
+            check(False, f"{args[0]} --json is not JSON: {e}")
+
+    print("report checks:", "FAILED" if failures else "passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,312 @@
+// The memarena CLI end to end: every subcommand runs on the shipped sample traces, its
+// numbers agree with a direct replay in this process, and bad input gives its message.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "memarena/planner.h"
+#include "memarena/tracing.h"
+#include "replay.h"
+#include "replay_target.h"
+#include "subprocess.h"
+
+namespace memarena::testing {
+namespace {
+
+const std::string kData = MEMARENA_DATA_DIR;
+
+ProcessResult Cli(std::vector<std::string> args) {
+  args.insert(args.begin(), MEMARENA_CLI);
+  return RunProcess(args, {"MEMARENA_CONF="});
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The number after "key": at or after `from` in a JSON text (the CLI's JSON is flat enough
+// for this, and the report test parses it fully with Python).
+double JsonNumber(const std::string& json, const std::string& key, std::size_t from = 0) {
+  const std::string needle = "\"" + key + "\":";
+  const std::size_t at = json.find(needle, from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << key << " missing in " << json;
+    return -1;
+  }
+  return std::stod(json.substr(at + needle.size()));
+}
+
+std::string TempDir() {
+  const std::string dir = ::testing::TempDir() + "memarena_cli_test." + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(Cli, EverySubcommandHasHelp) {
+  for (const char* command : {"replay", "compare", "plan", "run", "demo"}) {
+    const auto r = Cli({command, "--help"});
+    EXPECT_EQ(r.status, 0) << command << r.err;
+    EXPECT_TRUE(Contains(r.out, std::string("usage: memarena ") + command)) << r.out;
+  }
+  const auto top = Cli({"--help"});
+  EXPECT_EQ(top.status, 0);
+  for (const char* command : {"replay", "compare", "plan", "run", "demo"}) {
+    EXPECT_TRUE(Contains(top.out, command)) << top.out;
+  }
+}
+
+TEST(Cli, BadArgumentsGiveAClearMessageAndNonZeroExit) {
+  struct Case {
+    std::vector<std::string> args;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{}, 2, ""},
+      {{"frobnicate"}, 2, "unknown command 'frobnicate'"},
+      {{"replay"}, 2, "memarena replay: missing argument"},
+      {{"replay", "a.csv", "b.csv"}, 2, "unexpected argument 'b.csv'"},
+      {{"replay", "a.csv", "--bogus"}, 2, "unknown option '--bogus'"},
+      {{"replay", "a.csv", "--report"}, 2, "option '--report' needs a value"},
+      {{"replay", "/nonexistent.csv"}, 1, "/nonexistent.csv: cannot open the trace"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "jemalloc"}, 1,
+       "unknown allocator 'jemalloc'; allowed: host, bfc, planned, system"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "bfc", "--config", "max_meme:1G"},
+       1, "max_meme"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--config", "thread_cache_bytes:1MiB"}, 1,
+       "only ceiling:SIZE can be set"},
+      {{"replay", kData + "/lifetimes_small.csv"}, 1, "the header has no Thread column"},
+      {{"compare", kData + "/rmm_handwritten.csv", "--ceiling", "lots"}, 2,
+       "bad value 'lots' for --ceiling"},
+      {{"plan", kData + "/rmm_handwritten.csv"}, 1, ""},
+      {{"plan", kData + "/lifetimes_small.csv", "--budget-ms", "0"}, 2, "expected a whole number >= 1"},
+      {{"run"}, 2, "no command to run"},
+      {{"run", "--preload", "/nonexistent.so", "--", "true"}, 1, "/nonexistent.so: no such file"},
+      {{"demo", "--cases", "x"}, 2, "bad value 'x' for --cases"},
+  };
+  for (const Case& c : cases) {
+    const auto r = Cli(c.args);
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    EXPECT_EQ(r.status, c.status) << joined << "\n" << r.err;
+    EXPECT_TRUE(Contains(r.err, c.message)) << joined << "\nstderr: " << r.err;
+    EXPECT_FALSE(r.err.empty()) << joined;
+  }
+}
+
+tools::ReplayResult DirectReplay(const std::string& trace, const std::string& allocator,
+                          const std::string& config) {
+  const auto records = ReadTrace(trace);
+  auto target = tools::MakeTarget(allocator, config);
+  return tools::Replay(records, *target);
+}
+
+// `exact`: the allocator is deterministic across processes (BFC, planned). The host
+// allocator is one per process and folds its peak counters lazily, and glibc's usable sizes
+// depend on its dynamic mmap threshold, so for those the peaks agree within 1%.
+void ExpectAgrees(const std::string& json, std::size_t from, const tools::ReplayResult& direct,
+                  bool exact) {
+  EXPECT_EQ(JsonNumber(json, "allocations", from), static_cast<double>(direct.allocations));
+  EXPECT_EQ(JsonNumber(json, "frees", from), static_cast<double>(direct.frees));
+  EXPECT_EQ(JsonNumber(json, "ooms", from), static_cast<double>(direct.ooms));
+  const double in_use = static_cast<double>(direct.peak_in_use);
+  const double requested = static_cast<double>(direct.peak_requested);
+  if (exact) {
+    EXPECT_EQ(JsonNumber(json, "peak_in_use", from), in_use);
+    EXPECT_EQ(JsonNumber(json, "peak_requested", from), requested);
+    EXPECT_EQ(JsonNumber(json, "peak_held", from), static_cast<double>(direct.peak_held));
+  } else {
+    EXPECT_NEAR(JsonNumber(json, "peak_in_use", from), in_use, in_use * 0.01);
+    EXPECT_NEAR(JsonNumber(json, "peak_requested", from), requested, requested * 0.01);
+  }
+}
+
+TEST(Cli, ReplayJsonAgreesWithADirectReplay) {
+  const std::string trace = kData + "/dynamic_shapes.csv";
+  struct Run {
+    std::string allocator, config;
+    bool exact;
+  };
+  for (const Run& run : std::vector<Run>{{"bfc", "", true},
+                                         {"bfc", "arena_extend_strategy:kSameAsRequested", true},
+                                         {"bfc", "max_mem:16MiB", true},
+                                         {"planned", "", true},
+                                         {"host", "", false},
+                                         {"system", "ceiling:8MiB", false}}) {
+    SCOPED_TRACE(run.allocator + " " + run.config);
+    std::vector<std::string> args = {"replay", trace, "--json", "--allocator", run.allocator};
+    if (!run.config.empty()) {
+      args.push_back("--config");
+      args.push_back(run.config);
+    }
+    const auto r = Cli(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const tools::ReplayResult direct = DirectReplay(trace, run.allocator, run.config);
+    EXPECT_EQ(JsonNumber(r.out, "events"), 992);
+    ExpectAgrees(r.out, r.out.find("\"results\""), direct, run.exact);
+  }
+}
+
+TEST(Cli, ReplayTextShowsTheNumbers) {
+  const std::string trace = kData + "/dynamic_shapes.csv";
+  const auto r = Cli({"replay", trace, "--allocator", "bfc", "--config", "max_mem:16MiB"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const tools::ReplayResult direct = DirectReplay(trace, "bfc", "max_mem:16MiB");
+  ASSERT_GT(direct.ooms, 0u);  // 16 MiB is below the trace's peak: OOMs are reported
+  for (const char* column : {"peak in use", "peak held", "frag. at peak", "OOMs", "ops/s"}) {
+    EXPECT_TRUE(Contains(r.out, column)) << r.out;
+  }
+  EXPECT_TRUE(Contains(r.out, FormatBytes(direct.peak_in_use))) << r.out;
+  EXPECT_TRUE(Contains(r.out, FormatBytes(direct.peak_held))) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  " + std::to_string(direct.ooms) + "  ")) << r.out;
+}
+
+// Written by hand in RMM's format: wall-clock times, hex pointers, a stream pointer, an
+// address reused after its free, a failed allocation and a free of an unknown pointer.
+TEST(Cli, HandWrittenRmmLogReplaysCorrectly) {
+  const auto r = Cli({"replay", kData + "/rmm_handwritten.csv", "--allocator", "bfc", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(JsonNumber(r.out, "events"), 10);
+  EXPECT_EQ(JsonNumber(r.out, "trace_peak_requested"), 1048576 + 2097152 + 4096);
+  EXPECT_EQ(JsonNumber(r.out, "allocations"), 4);
+  EXPECT_EQ(JsonNumber(r.out, "frees"), 4);
+  EXPECT_EQ(JsonNumber(r.out, "unknown_frees"), 1);
+  EXPECT_EQ(JsonNumber(r.out, "trace_failures"), 1);
+  EXPECT_EQ(JsonNumber(r.out, "ooms"), 0);
+  // BFC rounds to 256 B and these sizes are multiples: exactly the live requested bytes.
+  EXPECT_EQ(JsonNumber(r.out, "peak_requested"), 1048576 + 2097152 + 4096);
+  EXPECT_EQ(JsonNumber(r.out, "peak_in_use"), 1048576 + 2097152 + 4096);
+  const auto text = Cli({"replay", kData + "/rmm_handwritten.csv", "--allocator", "system"});
+  EXPECT_TRUE(Contains(text.out, "1 frees of unknown pointers skipped")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "1 allocations that failed when recorded")) << text.out;
+}
+
+TEST(Cli, ReplayShowsProgressOnRequest) {
+  const auto r = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--progress"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "replay system: 100% (")) << r.err;
+  const auto quiet = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--no-progress"});
+  EXPECT_EQ(quiet.err, "");
+}
+
+TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
+  const std::string trace = kData + "/recorded_python.csv";
+  const auto r = Cli({"compare", trace, "--json", "--no-progress"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::pair<std::string, std::string>> lineup = {
+      {"bfc", "arena_extend_strategy:kNextPowerOfTwo"},
+      {"bfc", "arena_extend_strategy:kSameAsRequested"},
+      {"planned", ""},
+      {"system", ""}};
+  const std::vector<bool> exact = {true, true, true, false};
+  const std::vector<std::string> labels = {"\"bfc (kNextPowerOfTwo)\"", "\"bfc (kSameAsRequested)\"",
+                                           "\"planned\"", "\"system\""};
+  EXPECT_TRUE(Contains(r.out, "{\"allocator\":\"host\"")) << r.out;
+  for (std::size_t i = 0; i < lineup.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    const std::size_t at = r.out.find("{\"allocator\":" + labels[i]);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    ExpectAgrees(r.out, at, DirectReplay(trace, lineup[i].first, lineup[i].second), exact[i]);
+  }
+  const auto text = Cli({"compare", trace, "--ceiling", "1MiB"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const char* label : {"host (ceiling 1.00 MiB)", "bfc (kNextPowerOfTwo, max_mem 1.00 MiB)",
+                            "bfc (kSameAsRequested, max_mem 1.00 MiB)", "planned (ceiling 1.00 MiB)",
+                            "system (ceiling 1.00 MiB)"}) {
+    EXPECT_TRUE(Contains(text.out, label)) << text.out;
+  }
+}
+
+TEST(Cli, PlanJsonAgreesWithTheGreedyPlanner) {
+  const std::string file = kData + "/lifetimes_small.csv";
+  const auto r = Cli({"plan", file, "--json", "--greedy"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const PlanCsv csv = ReadPlanCsvFile(file);
+  const Plan plan = PlanGreedyBySize(csv.tensors);
+  EXPECT_EQ(JsonNumber(r.out, "arena_bytes"), static_cast<double>(plan.arena_size));
+  EXPECT_EQ(JsonNumber(r.out, "lower_bound_bytes"), static_cast<double>(LowerBound(csv.tensors)));
+  EXPECT_EQ(JsonNumber(r.out, "tensors"), static_cast<double>(csv.tensors.size()));
+  EXPECT_GE(JsonNumber(r.out, "seconds"), 0.0);
+  EXPECT_TRUE(Contains(r.out, "\"valid\":true")) << r.out;
+
+  const std::string dir = TempDir();
+  const auto best = Cli({"plan", file, "--budget-ms", "200", "--write", dir + "/plan.csv"});
+  ASSERT_EQ(best.status, 0) << best.err;
+  for (const char* row : {"lower bound", "arena size", "ratio", "valid        "}) {
+    EXPECT_TRUE(Contains(best.out, row)) << best.out;
+  }
+  // The written plan carries offsets that validate.
+  const PlanCsv written = ReadPlanCsvFile(dir + "/plan.csv");
+  ASSERT_TRUE(written.offsets.has_value());
+  Plan reread;
+  reread.offsets = *written.offsets;
+  for (std::size_t i = 0; i < written.tensors.size(); ++i) {
+    reread.arena_size = std::max(reread.arena_size, reread.offsets[i] + written.tensors[i].size);
+  }
+  EXPECT_EQ(ValidatePlan(written.tensors, reread), std::nullopt);
+}
+
+// Bytes from a "  in use   CURRENT   PEAK" row of the drop-in's stats table.
+double PeakInUseFromStats(const std::string& stats) {
+  const std::size_t row = stats.find("\n  in use");
+  if (row == std::string::npos) return -1;
+  std::istringstream line(stats.substr(row + 9, stats.find('\n', row + 1) - row - 9));
+  double current = 0, peak = 0;
+  std::string current_unit, peak_unit;
+  line >> current >> current_unit >> peak >> peak_unit;
+  const double scale = peak_unit == "MiB" ? 1 << 20 : peak_unit == "KiB" ? 1 << 10 : 1;
+  return peak * scale;
+}
+
+#ifndef MEMARENA_SANITIZED
+// The drop-in replaces malloc in the child; a sanitizer runtime in it would fight it.
+TEST(Cli, RunUsesTheDropInAndItsTraceReplaysToTheSamePeak) {
+  const std::string trace = TempDir() + "/run.csv";
+  const auto r = Cli({"run", "--trace", trace, "--", MEMARENA_WORKLOAD});
+  EXPECT_EQ(r.status, 3) << r.err;  // the command's exit status
+  EXPECT_EQ(r.out, "failed 0\n");
+  ASSERT_TRUE(Contains(r.err, "memarena stats: host")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "memarena run: trace " + trace)) << r.err;
+  const double run_peak = PeakInUseFromStats(r.err);
+  ASSERT_GT(run_peak, 8 << 20) << r.err;
+
+  const auto replay = Cli({"replay", trace, "--json"});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  // The trace opens when the drop-in reads MEMARENA_CONF, after the C++ runtime's first
+  // allocations (its 72 KiB exception pool) and the drop-in's own config parsing (freed
+  // later: "unknown" frees in the trace); those are the only difference.
+  EXPECT_NEAR(JsonNumber(replay.out, "peak_in_use"), run_peak, 128 * 1024) << r.err;
+  EXPECT_LE(JsonNumber(replay.out, "unknown_frees"), 8);
+}
+
+TEST(Cli, RunAppliesTheCeiling) {
+  const auto r = Cli({"run", "--ceiling", "4MiB", "--", MEMARENA_WORKLOAD});
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.out, "failed 0\n");  // some of the 8 MiB did not fit under 4 MiB
+  EXPECT_TRUE(Contains(r.err, "4.00 MiB")) << r.err;
+  const auto bad = Cli({"run", "--", "/nonexistent-program"});
+  EXPECT_EQ(bad.status, 127);
+  EXPECT_TRUE(Contains(bad.err, "cannot run '/nonexistent-program'")) << bad.err;
+}
+#endif
+
+TEST(Cli, DemoNeedsNoInputAndWritesItsReport) {
+  const std::string dir = TempDir();
+  const auto r = RunProcess({"sh", "-c", "cd '" + dir + "' && exec '" + MEMARENA_CLI +
+                                             "' demo --cases 30 --requests 12 --no-progress"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* part : {"1. test suite", "release after each test", "2. dynamic-shape inference",
+                           "bfc (kNextPowerOfTwo)", "bfc (kSameAsRequested)", "planned",
+                           "report written to memarena-demo.html"}) {
+    EXPECT_TRUE(Contains(r.out, part)) << part << "\n" << r.out;
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir + "/memarena-demo.html"));
+}
+
+}  // namespace
+}  // namespace memarena::testing
