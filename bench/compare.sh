@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Whole-process comparison of memarena against glibc, jemalloc, tcmalloc (gperftools) and
+# mimalloc. Runs every program of bench/workloads under each allocator via LD_PRELOAD,
+# alternating between allocators (the order rotates every repetition, so drift on a busy
+# machine hits all of them alike), and prints per workload the median wall time, the median
+# peak RSS and the ratio of each to the best of the four peers.
+#
+# Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD ..."] [-o FILE]
+#   -b  build directory (default: build; configured here if it has no CMakeCache.txt)
+#   -r  repetitions per allocator and workload (default 5)
+#   -s  work scale passed to every workload (default 1)
+#   -w  workloads (default: larson churn prodcons realloc_grow mixed_heap testsuite)
+#   -o  also write the raw measurements (workload allocator seconds rss_kib status) to FILE
+# Installs libjemalloc-dev, libgoogle-perftools-dev and libmimalloc-dev with apt-get when
+# one is missing (as root, or through sudo).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=build
+reps=5
+scale=1
+workloads="larson churn prodcons realloc_grow mixed_heap testsuite"
+raw_out=""
+while getopts "b:r:s:w:o:h" opt; do
+  case $opt in
+    b) build=$OPTARG ;;
+    r) reps=$OPTARG ;;
+    s) scale=$OPTARG ;;
+    w) workloads=$OPTARG ;;
+    o) raw_out=$OPTARG ;;
+    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+
+# Path of the first of the given sonames the dynamic linker knows, or nothing.
+find_lib() {
+  local name path
+  for name in "$@"; do
+    path=$(ldconfig -p | awk -v n="$name" '$1 == n { print $NF; exit }')
+    if [ -n "$path" ]; then echo "$path"; return; fi
+  done
+}
+
+peers_present() {
+  [ -n "$(find_lib libjemalloc.so.2)" ] && [ -n "$(find_lib libtcmalloc_minimal.so.4)" ] &&
+    [ -n "$(find_lib libmimalloc.so.2 libmimalloc.so)" ]
+}
+
+if ! peers_present; then
+  echo "compare.sh: installing the peer allocators (jemalloc, gperftools, mimalloc)" >&2
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev >&2
+  peers_present || { echo "compare.sh: a peer allocator is still missing" >&2; exit 1; }
+fi
+
+names=(glibc jemalloc tcmalloc mimalloc memarena)
+libs=(
+  ""
+  "$(find_lib libjemalloc.so.2)"
+  "$(find_lib libtcmalloc_minimal.so.4)"
+  "$(find_lib libmimalloc.so.2 libmimalloc.so)"
+  "$(cd "$root" && realpath -m "$build")/src/override/libmemarena_malloc.so"
+)
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEMARENA_BUILD_TESTS=OFF >&2
+fi
+cmake --build "$build" -j"$(nproc)" --target memarena_malloc memarena_workloads >&2
+bin=$(realpath "$build")/bench/workloads
+
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+n=${#names[@]}
+for ((rep = 0; rep < reps; rep++)); do
+  for w in $workloads; do
+    for ((k = 0; k < n; k++)); do
+      i=$(((k + rep) % n))
+      preload=()
+      [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
+      read -r secs rss status < <("$bin/workload_measure" "${preload[@]}" -- \
+        "$bin/workload_$w" "$scale")
+      echo "$w ${names[$i]} $secs $rss $status" >>"$raw"
+      printf '\r%s rep %d/%d %-14s %-9s %6.2f s' "compare.sh:" $((rep + 1)) "$reps" "$w" \
+        "${names[$i]}" "$secs" >&2
+    done
+  done
+done
+echo >&2
+[ -n "$raw_out" ] && cp "$raw" "$raw_out"
+
+echo "bench/compare.sh -r $reps -s $scale ($(nproc) CPUs, $(date -u +%Y-%m-%d), medians of $reps)"
+echo
+echo "| workload | allocator | wall s | peak RSS MiB | time / best peer | RSS / best peer |"
+echo "|---|---|---:|---:|---:|---:|"
+sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]}" '
+  function median(list,   a, m, t, i, j) {
+    m = split(list, a, " ")
+    for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+  }
+  { key = $1 SUBSEP $2; secs[key] = secs[key] " " $3; rss[key] = rss[key] " " $4
+    if ($5 != 0) failed[key] = 1 }
+  END {
+    nw = split(order, ws, " "); na = split(allocs, as, " ")
+    for (w = 1; w <= nw; w++) {
+      best_t = -1; best_r = -1
+      for (a = 1; a <= na; a++) {
+        key = ws[w] SUBSEP as[a]
+        t[a] = median(secs[key]); r[a] = median(rss[key]) / 1024
+        if (as[a] != "memarena" && !(key in failed)) {
+          if (best_t < 0 || t[a] < best_t) best_t = t[a]
+          if (best_r < 0 || r[a] < best_r) best_r = r[a]
+        }
+      }
+      for (a = 1; a <= na; a++) {
+        key = ws[w] SUBSEP as[a]
+        note = (key in failed) ? " FAILED" : ""
+        if (as[a] == "memarena" && !(key in failed))
+          note = (t[a] <= best_t && r[a] <= 1.1 * best_r) ? " (meets the bar)" : " (misses the bar)"
+        printf "| %s | %s%s | %.3f | %.1f | %.2f | %.2f |\n", ws[w], as[a], note, t[a], r[a],
+               t[a] / best_t, r[a] / best_r
+      }
+    }
+  }'

@@ -1,0 +1,18 @@
+# A cmake -P script with string, list, regex, math and file work in WORK_DIR; its output
+# must be identical with and without LD_PRELOAD=libmemarena_malloc.so.
+set(items "")
+foreach(i RANGE 1 3000)
+  math(EXPR v "(${i} * 7919) % 10007")
+  list(APPEND items "item-${v}")
+endforeach()
+list(SORT items)
+list(REMOVE_DUPLICATES items)
+list(LENGTH items n)
+string(JOIN ";" joined ${items})
+string(REGEX MATCHALL "item-1[0-9]*" ones "${joined}")
+list(LENGTH ones n_ones)
+string(SHA256 digest "${joined}")
+file(WRITE "${WORK_DIR}/list.txt" "${joined}")
+file(READ "${WORK_DIR}/list.txt" back)
+string(LENGTH "${back}" back_length)
+message(STATUS "items ${n}, ones ${n_ones}, length ${back_length}, sha256 ${digest}")

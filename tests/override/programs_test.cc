@@ -1,0 +1,183 @@
+// Real programs under LD_PRELOAD=libmemarena_malloc.so: python, git, cmake, sort, a
+// multithreaded program with cross-thread frees, fork+exec, fork+allocate, dlopen. Each must
+// print exactly what it prints without the preload. Then the drop-in's own behaviour through
+// MEMARENA_CONF: the ceiling, a bad config string, stats_at_exit, trace_file, and the C API.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "memarena/tracing.h"
+#include "tools/subprocess.h"
+
+namespace memarena::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kPreload = "LD_PRELOAD=" MEMARENA_MALLOC_SO;
+
+// A scratch directory removed at the end of the test.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "memarena-dropin-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::size_t CountOccurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Runs `argv` without and with the preload; both must succeed and print the same stdout, and
+// the preloaded run must print nothing of memarena's on stderr.
+void ExpectSameWithPreload(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& env = {}) {
+  const ProcessResult plain = RunProcess(argv, env);
+  std::vector<std::string> preload_env = env;
+  preload_env.push_back(kPreload);
+  const ProcessResult preloaded = RunProcess(argv, preload_env);
+  ASSERT_EQ(plain.status, 0) << "without the preload: " << plain.err;
+  EXPECT_EQ(preloaded.status, 0) << preloaded.err;
+  EXPECT_FALSE(plain.out.empty());
+  EXPECT_EQ(preloaded.out, plain.out);
+  EXPECT_EQ(preloaded.err.find("memarena"), std::string::npos) << preloaded.err;
+}
+
+TEST(DropinPrograms, PythonAllocatingHeavily) {
+  ExpectSameWithPreload({MEMARENA_PYTHON3, MEMARENA_PROGRAMS_DIR "/alloc_heavy.py"},
+                        {"PYTHONHASHSEED=0"});
+}
+
+TEST(DropinPrograms, GitCommands) {
+  if (std::string(MEMARENA_GIT).empty()) GTEST_SKIP() << "git is not installed";
+  ScratchDir plain_dir;
+  ScratchDir preload_dir;
+  const std::string script = MEMARENA_PROGRAMS_DIR "/git_work.sh";
+  const ProcessResult plain = RunProcess({"sh", script, plain_dir.path().string()});
+  const ProcessResult preloaded =
+      RunProcess({"sh", script, preload_dir.path().string()}, {kPreload});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(preloaded.status, 0) << preloaded.err;
+  EXPECT_NE(plain.out.find("second"), std::string::npos) << plain.out;
+  EXPECT_EQ(preloaded.out, plain.out);
+}
+
+TEST(DropinPrograms, CmakeScript) {
+  ScratchDir dir;
+  ExpectSameWithPreload({MEMARENA_CMAKE, "-DWORK_DIR=" + dir.path().string(), "-P",
+                         MEMARENA_PROGRAMS_DIR "/cmake_work.cmake"});
+}
+
+TEST(DropinPrograms, SortOnALargeFile) {
+  ScratchDir dir;
+  const std::string input = (dir.path() / "input.txt").string();
+  {
+    std::ofstream out(input);
+    std::uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 150000; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      out << "w" << (x % 1000003) << "," << (x >> 40) % 100000 << ",row" << i << "\n";
+    }
+  }
+  ExpectSameWithPreload({"sort", input}, {"LC_ALL=C"});
+  ExpectSameWithPreload({"sort", "-t,", "-k2,2n", "-k1,1", "-S", "8M", input}, {"LC_ALL=C"});
+}
+
+TEST(DropinPrograms, MultithreadedCrossThreadFrees) {
+  ExpectSameWithPreload({MEMARENA_CROSS_THREAD});
+}
+
+TEST(DropinPrograms, ForkThenExec) {
+  ExpectSameWithPreload({MEMARENA_FORK_PROBE, "exec"});
+}
+
+TEST(DropinPrograms, ForkThenAllocateWhileThreadsAllocate) {
+  ExpectSameWithPreload({MEMARENA_FORK_PROBE, "allocate"});
+}
+
+TEST(DropinPrograms, DlopenOfALibraryThatAllocates) {
+  ExpectSameWithPreload({MEMARENA_DLOPEN_PROBE, MEMARENA_DLOPEN_MODULE});
+}
+
+TEST(DropinConfig, CeilingGivesNullAndBadAllocThenRecovers) {
+  const ProcessResult r =
+      RunProcess({MEMARENA_CEILING_PROBE}, {kPreload, "MEMARENA_CONF=ceiling:256MiB"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("then recovered"), std::string::npos) << r.out;
+}
+
+TEST(DropinConfig, BadConfigPrintsOneMessageAndRunsOnDefaults) {
+  const std::vector<std::string> argv = {MEMARENA_DLOPEN_PROBE, MEMARENA_DLOPEN_MODULE};
+  const ProcessResult plain = RunProcess(argv);
+  for (const std::string conf : {"bogus_key:1", "ceiling:lots", "stats_at_exit:maybe"}) {
+    const ProcessResult r = RunProcess(argv, {kPreload, "MEMARENA_CONF=" + conf});
+    EXPECT_EQ(r.status, 0) << conf;
+    EXPECT_EQ(r.out, plain.out) << conf;
+    EXPECT_EQ(CountOccurrences(r.err, "\n"), 1u) << "one message, one line: " << r.err;
+    EXPECT_EQ(r.err.rfind("memarena: MEMARENA_CONF", 0), 0u) << r.err;
+    const std::string key = conf.substr(0, conf.find(':'));
+    EXPECT_NE(r.err.find(key), std::string::npos) << "names the key: " << r.err;
+  }
+}
+
+TEST(DropinConfig, StatsAtExitPrintsTheTableOnce) {
+  const ProcessResult r = RunProcess({MEMARENA_DLOPEN_PROBE, MEMARENA_DLOPEN_MODULE},
+                                     {kPreload, "MEMARENA_CONF=stats_at_exit:1"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(CountOccurrences(r.err, "memarena stats: host"), 1u) << r.err;
+  EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
+}
+
+TEST(DropinConfig, TraceFileRecordsEveryAllocation) {
+  ScratchDir dir;
+  const std::string pattern = (dir.path() / "trace-%p.csv").string();
+  const ProcessResult r = RunProcess({MEMARENA_CROSS_THREAD},
+                                     {kPreload, "MEMARENA_CONF=trace_file:" + pattern});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<fs::path> traces;
+  for (const auto& entry : fs::directory_iterator(dir.path())) traces.push_back(entry.path());
+  ASSERT_EQ(traces.size(), 1u) << "one file, named after the pid";
+  const std::vector<TraceRecord> records = ReadTrace(traces[0].string());
+  std::size_t allocs = 0;
+  std::size_t frees = 0;
+  for (const TraceRecord& rec : records) {
+    allocs += rec.action == TraceAction::kAllocate;
+    frees += rec.action == TraceAction::kFree;
+  }
+  // The program makes 40,000 messages of 3-4 blocks each, on four threads.
+  EXPECT_GE(allocs, 120000u);
+  EXPECT_GE(frees, 120000u);
+}
+
+TEST(DropinCApi, SameResultPreloadedAndLinked) {
+  const ProcessResult preloaded = RunProcess({MEMARENA_C_API_PROBE_PLAIN}, {kPreload});
+  const ProcessResult shared = RunProcess({MEMARENA_C_API_PROBE_SHARED});
+  const ProcessResult linked = RunProcess({MEMARENA_C_API_PROBE_STATIC});
+  const ProcessResult absent = RunProcess({MEMARENA_C_API_PROBE_PLAIN});
+  EXPECT_EQ(preloaded.status, 0) << preloaded.out << preloaded.err;
+  EXPECT_EQ(shared.status, 0) << shared.out << shared.err;
+  EXPECT_EQ(linked.status, 0) << linked.out << linked.err;
+  EXPECT_EQ(preloaded.out, "c-api: counted yes, released yes, ceiling set, too-low ceiling refused\n");
+  EXPECT_EQ(shared.out, preloaded.out);
+  EXPECT_EQ(linked.out, preloaded.out);
+  EXPECT_EQ(absent.out, "c-api: memarena is not loaded\n");
+}
+
+}  // namespace
+}  // namespace memarena::testing

@@ -1,0 +1,453 @@
+// Every overridden allocation symbol, called with its edge cases, checking results and errno:
+// malloc, calloc, realloc, reallocarray, the aligned forms, usable size, cfree, __libc_*,
+// malloc_trim, every operator new/delete, the ceiling, thread-exit flush and fork. One
+// source, three binaries (see c_functions.h): inline semantics, link-time override, preload.
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "override/c_functions.h"
+#include "platform/os.h"
+
+namespace memarena::testing {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+const CFunctions& F() { return Functions(); }
+
+bool IsAligned(const void* p, std::size_t alignment) {
+  return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
+}
+
+memarena_stats Stats() {
+  memarena_stats s{};
+  EXPECT_EQ(F().get_stats(&s), 0);
+  return s;
+}
+
+// Fills, then checks, the first `size` bytes: the block is really usable and private.
+void FillAndCheck(void* p, std::size_t size, unsigned char value) {
+  ASSERT_NE(p, nullptr);
+  auto* bytes = static_cast<unsigned char*>(p);
+  std::memset(bytes, value, size);
+  for (std::size_t i = 0; i < size; i += 1 + size / 64) ASSERT_EQ(bytes[i], value);
+  if (size != 0) {
+    ASSERT_EQ(bytes[size - 1], value);
+  }
+}
+
+TEST(DropinSymbols, MallocGivesAlignedUsableDistinctBlocks) {
+  std::vector<void*> blocks;
+  for (std::size_t size : {0, 1, 8, 15, 16, 17, 100, 1000, 4096, 70000, 300000, 3000000}) {
+    void* p = F().malloc(size);
+    ASSERT_NE(p, nullptr) << "malloc(" << size << ") in " << F().mode << " mode";
+    EXPECT_TRUE(IsAligned(p, 16)) << size;
+    EXPECT_GE(F().malloc_usable_size(p), size);
+    FillAndCheck(p, size, static_cast<unsigned char>(size));
+    blocks.push_back(p);
+  }
+  void* zero_a = F().malloc(0);
+  void* zero_b = F().malloc(0);
+  EXPECT_NE(zero_a, zero_b) << "malloc(0) returns unique pointers";
+  F().free(zero_a);
+  F().free(zero_b);
+  for (void* p : blocks) F().free(p);
+  F().free(nullptr);
+  EXPECT_EQ(F().malloc_usable_size(nullptr), 0u);
+}
+
+TEST(DropinSymbols, MallocFailureIsNullWithEnomem) {
+  for (std::size_t size : {SIZE_MAX, SIZE_MAX / 2, std::size_t{1} << 62}) {
+    errno = 0;
+    EXPECT_EQ(F().malloc(size), nullptr) << size;
+    EXPECT_EQ(errno, ENOMEM) << size;
+  }
+}
+
+TEST(DropinSymbols, CallocZeroesRecycledMemoryAndRejectsOverflow) {
+  for (std::size_t size : {24, 512, 5000, 400000}) {
+    void* dirty = F().malloc(size);
+    std::memset(dirty, 0xAB, size);
+    F().free(dirty);
+    auto* p = static_cast<unsigned char*>(F().calloc(1, size));
+    ASSERT_NE(p, nullptr);
+    for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(p[i], 0) << "calloc(" << size << ") at " << i;
+    F().free(p);
+  }
+  errno = 0;
+  EXPECT_EQ(F().calloc(SIZE_MAX / 2, 3), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(F().calloc(std::size_t{1} << 33, std::size_t{1} << 33), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  void* empty = F().calloc(0, 16);
+  EXPECT_NE(empty, nullptr);
+  F().free(empty);
+}
+
+TEST(DropinSymbols, ReallocCoversEveryEdgeCase) {
+  // NULL acts as malloc.
+  auto* p = static_cast<char*>(F().realloc(nullptr, 100));
+  ASSERT_NE(p, nullptr);
+  for (int i = 0; i < 100; ++i) p[i] = static_cast<char>(i);
+  // Same size and a small shrink keep the block.
+  EXPECT_EQ(F().realloc(p, 100), p);
+  EXPECT_EQ(F().realloc(p, 90), p);
+  // Growth through small and large sizes keeps the contents.
+  for (std::size_t size : {1000, 100000, 1000000, 5000000}) {
+    p = static_cast<char*>(F().realloc(p, size));
+    ASSERT_NE(p, nullptr);
+    EXPECT_GE(F().malloc_usable_size(p), size);
+    for (int i = 0; i < 90; ++i) ASSERT_EQ(p[i], static_cast<char>(i)) << size;
+  }
+  // A big shrink moves to a smaller block and keeps the prefix.
+  p = static_cast<char*>(F().realloc(p, 50));
+  ASSERT_NE(p, nullptr);
+  EXPECT_LT(F().malloc_usable_size(p), 1000u);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(p[i], static_cast<char>(i));
+  // Failure returns NULL with ENOMEM and leaves the old block valid and unchanged.
+  errno = 0;
+  EXPECT_EQ(F().realloc(p, SIZE_MAX / 2), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(p[i], static_cast<char>(i));
+  // Size 0 frees the block and returns NULL (glibc's behaviour).
+  const memarena_stats before = Stats();
+  EXPECT_EQ(F().realloc(p, 0), nullptr);
+  EXPECT_GT(Stats().num_frees, before.num_frees);
+}
+
+TEST(DropinSymbols, ReallocGrowingByStepsKeepsContents) {
+  char* p = nullptr;
+  std::size_t size = 0;
+  while (size < 3 * kMiB) {
+    const std::size_t grown = size + 4000;
+    p = static_cast<char*>(F().realloc(p, grown));
+    ASSERT_NE(p, nullptr);
+    std::memset(p + size, static_cast<int>(size / 4000 % 251), grown - size);
+    size = grown;
+  }
+  for (std::size_t i = 0; i < size; i += 4000) ASSERT_EQ(p[i], static_cast<char>(i / 4000 % 251));
+  F().free(p);
+}
+
+TEST(DropinSymbols, ReallocarrayChecksOverflowAndKeepsTheBlock) {
+  auto* p = static_cast<int*>(F().reallocarray(nullptr, 10, sizeof(int)));
+  ASSERT_NE(p, nullptr);
+  for (int i = 0; i < 10; ++i) p[i] = i;
+  p = static_cast<int*>(F().reallocarray(p, 1000, sizeof(int)));
+  ASSERT_NE(p, nullptr);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(p[i], i);
+  errno = 0;
+  EXPECT_EQ(F().reallocarray(p, SIZE_MAX / 2, 4), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(p[i], i);
+  F().free(p);
+}
+
+TEST(DropinSymbols, AlignedAllocHonoursPowersOfTwoAndRejectsOthers) {
+  for (std::size_t alignment = 1; alignment <= 2 * kMiB; alignment *= 2) {
+    void* p = F().aligned_alloc(alignment, 3 * alignment);
+    ASSERT_NE(p, nullptr) << alignment;
+    EXPECT_TRUE(IsAligned(p, alignment)) << alignment;
+    FillAndCheck(p, 3 * alignment, 7);
+    F().free(p);
+  }
+  for (std::size_t bad : {0, 3, 24, 1000}) {
+    errno = 0;
+    EXPECT_EQ(F().aligned_alloc(bad, 64), nullptr) << bad;
+    EXPECT_EQ(errno, EINVAL) << bad;
+  }
+}
+
+TEST(DropinSymbols, PosixMemalignReturnsErrorsWithoutTouchingErrnoOrOutput) {
+  for (std::size_t alignment = sizeof(void*); alignment <= kMiB; alignment *= 4) {
+    void* p = nullptr;
+    errno = 1234;
+    ASSERT_EQ(F().posix_memalign(&p, alignment, 1000), 0) << alignment;
+    EXPECT_EQ(errno, 1234);
+    EXPECT_TRUE(IsAligned(p, alignment)) << alignment;
+    FillAndCheck(p, 1000, 9);
+    F().free(p);
+  }
+  void* sentinel = reinterpret_cast<void*>(std::uintptr_t{0x1234});
+  void* out = sentinel;
+  errno = 1234;
+  EXPECT_EQ(F().posix_memalign(&out, 4, 64), EINVAL) << "not a multiple of sizeof(void*)";
+  EXPECT_EQ(F().posix_memalign(&out, 24, 64), EINVAL) << "not a power of two";
+  EXPECT_EQ(F().posix_memalign(&out, 0, 64), EINVAL);
+  EXPECT_EQ(F().posix_memalign(&out, 64, SIZE_MAX / 2), ENOMEM);
+  EXPECT_EQ(errno, 1234) << "posix_memalign reports through its result only";
+  EXPECT_EQ(out, sentinel) << "the output is untouched on failure";
+  ASSERT_EQ(F().posix_memalign(&out, 64, 0), 0);
+  EXPECT_NE(out, sentinel);
+  F().free(out);
+}
+
+TEST(DropinSymbols, MemallignVallocPvallocFollowGlibc) {
+  void* small = F().memalign(8, 100);
+  ASSERT_NE(small, nullptr);
+  EXPECT_TRUE(IsAligned(small, 16));
+  void* rounded = F().memalign(48, 100);  // not a power of two: rounded up to 64
+  ASSERT_NE(rounded, nullptr);
+  EXPECT_TRUE(IsAligned(rounded, 64));
+  void* big = F().memalign(64 * 1024, 10);
+  EXPECT_TRUE(IsAligned(big, 64 * 1024));
+  errno = 0;
+  EXPECT_EQ(F().memalign(SIZE_MAX, 10), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  for (void* p : {small, rounded, big}) F().free(p);
+
+  const std::size_t page = platform::PageSize();
+  void* v = F().valloc(10);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(IsAligned(v, page));
+  void* pv = F().pvalloc(page + 1);
+  ASSERT_NE(pv, nullptr);
+  EXPECT_TRUE(IsAligned(pv, page));
+  EXPECT_GE(F().malloc_usable_size(pv), 2 * page) << "pvalloc rounds up to whole pages";
+  FillAndCheck(pv, 2 * page, 3);
+  void* pv0 = F().pvalloc(0);
+  ASSERT_NE(pv0, nullptr);
+  EXPECT_GE(F().malloc_usable_size(pv0), page);
+  errno = 0;
+  EXPECT_EQ(F().pvalloc(SIZE_MAX - 10), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  for (void* p : {v, pv, pv0}) F().free(p);
+}
+
+TEST(DropinSymbols, CfreeAndLibcEntryPointsWork) {
+  void* a = F().libc_malloc(200);
+  FillAndCheck(a, 200, 1);
+  auto* z = static_cast<unsigned char*>(F().libc_calloc(10, 10));
+  ASSERT_NE(z, nullptr);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(z[i], 0);
+  a = F().libc_realloc(a, 5000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(static_cast<unsigned char*>(a)[199], 1);
+  void* m = F().libc_memalign(256, 10);
+  EXPECT_TRUE(IsAligned(m, 256));
+  const memarena_stats before = Stats();
+  F().libc_free(a);
+  F().cfree(z);
+  F().libc_free(m);
+  EXPECT_GE(Stats().num_frees, before.num_frees + 3);
+}
+
+TEST(DropinSymbols, EveryOperatorNewAndDeleteForm) {
+  for (bool array : {false, true}) {
+    for (std::size_t alignment : {std::size_t{0}, std::size_t{32}, std::size_t{4096}}) {
+      for (int form = 0; form < 3; ++form) {
+        void* p = F().new_object(100, alignment, array);
+        ASSERT_NE(p, nullptr);
+        EXPECT_TRUE(IsAligned(p, alignment == 0 ? 16 : alignment));
+        FillAndCheck(p, 100, 5);
+        void* q = F().new_nothrow(100, alignment, array);
+        ASSERT_NE(q, nullptr);
+        EXPECT_TRUE(IsAligned(q, alignment == 0 ? 16 : alignment));
+        const memarena_stats before = Stats();
+        F().delete_object(p, 100, alignment, array, form);
+        F().delete_object(q, 100, alignment, array, form);
+        EXPECT_GE(Stats().num_frees, before.num_frees + 2)
+            << "array " << array << " alignment " << alignment << " form " << form;
+      }
+    }
+  }
+}
+
+TEST(DropinSymbols, NewThrowsBadAllocAndNothrowReturnsNull) {
+  for (bool array : {false, true}) {
+    for (std::size_t alignment : {std::size_t{0}, std::size_t{64}}) {
+      EXPECT_THROW(F().new_object(SIZE_MAX / 2, alignment, array), std::bad_alloc);
+      EXPECT_EQ(F().new_nothrow(SIZE_MAX / 2, alignment, array), nullptr);
+    }
+  }
+}
+
+int g_handler_calls = 0;
+void CountingHandlerThatGivesUp() {
+  ++g_handler_calls;
+  std::set_new_handler(nullptr);  // the next failure throws
+}
+
+TEST(DropinSymbols, NewCallsTheNewHandlerBeforeFailing) {
+  g_handler_calls = 0;
+  std::set_new_handler(&CountingHandlerThatGivesUp);
+  EXPECT_THROW(F().new_object(SIZE_MAX / 2, 0, false), std::bad_alloc);
+  EXPECT_EQ(g_handler_calls, 1);
+  std::set_new_handler(&CountingHandlerThatGivesUp);
+  EXPECT_EQ(F().new_nothrow(SIZE_MAX / 2, 0, false), nullptr);
+  EXPECT_EQ(g_handler_calls, 2);
+  std::set_new_handler(nullptr);
+}
+
+TEST(DropinSymbols, CeilingGivesNullAndBadAllocThenRecovers) {
+  const memarena_stats start = Stats();
+  const std::size_t ceiling = start.bytes_held + 64 * kMiB;
+  ASSERT_EQ(F().set_ceiling(ceiling), 1);
+  EXPECT_EQ(Stats().limit_bytes, ceiling);
+  // No gtest assertion while at the ceiling: its messages allocate too.
+  std::vector<void*> blocks;
+  blocks.reserve(1024);
+  int malloc_errno = 0;
+  for (int i = 0; i < 1024; ++i) {
+    errno = 0;
+    void* p = F().malloc(kMiB);
+    if (p == nullptr) {
+      malloc_errno = errno;
+      break;
+    }
+    std::memset(p, 1, 4096);
+    blocks.push_back(p);
+  }
+  bool threw = false;
+  try {
+    F().new_object(8 * kMiB, 0, false);
+  } catch (const std::bad_alloc&) {
+    threw = true;
+  }
+  void* nothrow = F().new_nothrow(8 * kMiB, 0, false);
+  const memarena_stats at_ceiling = Stats();
+  for (void* p : blocks) F().free(p);
+  void* after = F().malloc(8 * kMiB);
+  const bool recovered = after != nullptr;
+  F().free(after);
+  ASSERT_EQ(F().set_ceiling(0), 1);
+
+  EXPECT_LT(blocks.size(), 1024u) << "the ceiling stopped malloc";
+  EXPECT_GE(blocks.size(), 32u);
+  EXPECT_EQ(malloc_errno, ENOMEM);
+  EXPECT_TRUE(threw) << "operator new throws std::bad_alloc at the ceiling";
+  EXPECT_EQ(nothrow, nullptr);
+  EXPECT_LE(at_ceiling.bytes_held, ceiling);
+  EXPECT_GT(at_ceiling.num_ooms, start.num_ooms);
+  EXPECT_TRUE(recovered) << "allocation works again after freeing";
+}
+
+TEST(DropinSymbols, MallocTrimGivesMemoryBack) {
+  std::vector<void*> blocks;
+  std::size_t total = 0;
+  for (std::size_t i = 0; total < 96 * kMiB; ++i) {
+    const std::size_t size = (i % 3 == 0) ? 300000 : 64 + (i * 97) % 20000;
+    void* p = F().malloc(size);
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 1, size);
+    blocks.push_back(p);
+    total += size;
+  }
+  for (void* p : blocks) F().free(p);
+  const std::size_t rss_before = platform::ResidentBytes();
+  EXPECT_EQ(F().malloc_trim(0), 1) << "something was released";
+  const std::size_t rss_after = platform::ResidentBytes();
+  EXPECT_LT(rss_after + total / 2, rss_before)
+      << "RSS " << rss_before << " -> " << rss_after << " after freeing " << total << " bytes";
+}
+
+TEST(DropinSymbols, ThreadExitFlushesTheThreadCache) {
+  F().release_unused_spans();
+  const memarena_stats before = Stats();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([] {
+      std::vector<void*> blocks;
+      for (int i = 0; i < 3000; ++i) blocks.push_back(F().malloc(1000));
+      for (void* p : blocks) F().free(p);  // all of it lands in this thread's cache
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  // Cached objects of exited threads would keep their spans busy; flushed, they are free.
+  F().release_unused_spans();
+  const memarena_stats after = Stats();
+  EXPECT_LE(after.bytes_held, before.bytes_held + 2 * kMiB)
+      << "held " << before.bytes_held << " -> " << after.bytes_held;
+}
+
+// Waits for `pid` for up to 20 s; a child stuck on a lock taken before fork times out.
+int WaitWithTimeout(pid_t pid) {
+  for (int i = 0; i < 2000; ++i) {
+    int status = 0;
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+TEST(DropinSymbols, ChildCanAllocateAfterForkWhileOtherThreadsAllocate) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer does not support fork() while other threads run";
+#endif
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&stop, t] {
+      std::vector<void*> live(64, nullptr);
+      for (std::size_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        void*& slot = live[i % live.size()];
+        F().free(slot);
+        slot = F().malloc((i * 131 + static_cast<std::size_t>(t)) % (i % 50 == 0 ? 400000 : 2000));
+      }
+      for (void* p : live) F().free(p);
+    });
+  }
+  int failures = 0;
+  for (int round = 0; round < 30; ++round) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::vector<void*> blocks;
+      for (std::size_t i = 0; i < 2000; ++i) blocks.push_back(F().malloc(i % 7 == 0 ? 300000 : i));
+      for (void* p : blocks) F().free(p);
+      void* aligned = F().aligned_alloc(4096, 10000);
+      F().free(aligned);
+      _exit(aligned != nullptr ? 0 : 1);
+    }
+    if (WaitWithTimeout(pid) != 0) ++failures;
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures, 0) << "children that deadlocked or failed to allocate";
+}
+
+#if !defined(MEMARENA_TEST_INLINE)
+// The exported names bind to memarena, not glibc: each symbol lives in the same object (the
+// test executable or libmemarena_malloc.so) as the C API.
+TEST(DropinSymbols, EverySymbolResolvesToMemarena) {
+  Dl_info api{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(F().get_stats), &api), 0);
+  const char* const names[] = {
+      "malloc", "free", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign",
+      "memalign", "valloc", "pvalloc", "malloc_usable_size", "cfree", "malloc_trim",
+      "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
+      "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
+      "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+      "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvRKSt9nothrow_t",
+      "_ZdaPvRKSt9nothrow_t", "_ZdlPvm", "_ZdaPvm", "_ZdlPvSt11align_val_t",
+      "_ZdaPvSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+      "_ZdaPvSt11align_val_tRKSt9nothrow_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t"};
+  for (const char* name : names) {
+    void* symbol = dlsym(RTLD_DEFAULT, name);
+    ASSERT_NE(symbol, nullptr) << name;
+    Dl_info info{};
+    ASSERT_NE(dladdr(symbol, &info), 0) << name;
+    EXPECT_EQ(info.dli_fbase, api.dli_fbase)
+        << name << " binds to " << info.dli_fname << ", not to " << api.dli_fname;
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace memarena::testing
