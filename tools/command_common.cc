@@ -30,6 +30,12 @@ int RunCommand(const Command& command, std::span<const std::string> args) {
 
 namespace memarena::tools {
 
+void RejectJsonWithPrometheus(const ParsedArgs& args) {
+  if (args.Flag("--json") && args.Flag("--prometheus")) {
+    throw UsageError("--json and --prometheus are two output formats; choose one");
+  }
+}
+
 std::optional<ProgressLine> MakeProgress(const ParsedArgs& args, std::string name) {
   if (args.Flag("--no-progress")) return std::nullopt;
   return ProgressLine(std::move(name), args.Flag("--progress") ? std::chrono::milliseconds(0)

@@ -18,6 +18,7 @@ constexpr std::array kOptions = {
     OptionSpec{"--ceiling", "SIZE", "limit for every allocator (host ceiling, bfc max_mem, ...)"},
     OptionSpec{"--report", "FILE", "write an HTML report: the table and the held timelines"},
     OptionSpec{"--json", "", "print the results as JSON"},
+    OptionSpec{"--prometheus", "", "print the final stats in Prometheus text format"},
     kProgressOption,
     kNoProgressOption,
 };
@@ -41,6 +42,7 @@ std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
 
 int Run(const ParsedArgs& args) {
   const std::string& path = args.positional[0];
+  RejectJsonWithPrometheus(args);
   const std::size_t ceiling =
       args.Value("--ceiling") ? ParseSizeOption("--ceiling", *args.Value("--ceiling")) : 0;
   const auto trace = ReadTrace(path);
@@ -63,6 +65,12 @@ int Run(const ParsedArgs& args) {
     html.Table(ResultHeader(), rows);
     html.Svg(RenderLineChart(CompareChart(results, fmt::format("held over time: {}", path))));
     WriteTextFile(*report, html.Finish());
+  }
+  if (args.Flag("--prometheus")) {
+    std::vector<NamedStats> all;
+    for (const auto& r : results) all.push_back({r.allocator, r.final_stats});
+    fmt::print("{}", StatsToPrometheus(all));
+    return 0;
   }
   if (args.Flag("--json")) {
     std::string list;

@@ -18,6 +18,7 @@ constexpr std::array kOptions = {
     OptionSpec{"--config", "KEY:VALUE,...", "settings of the allocator (see below)"},
     OptionSpec{"--report", "FILE", "write an HTML report with the timeline"},
     OptionSpec{"--json", "", "print the results as JSON"},
+    OptionSpec{"--prometheus", "", "print the final stats in Prometheus text format"},
     kProgressOption,
     kNoProgressOption,
 };
@@ -37,6 +38,7 @@ const CommandSpec kSpec{"replay", "TRACE [options]",
 
 int Run(const ParsedArgs& args) {
   const std::string& path = args.positional[0];
+  RejectJsonWithPrometheus(args);
   const std::string allocator = args.Value("--allocator").value_or("host");
   const std::string config = args.Value("--config").value_or("");
   const auto trace = ReadTrace(path);
@@ -55,6 +57,10 @@ int Run(const ParsedArgs& args) {
     html.Table(ResultHeader(), {ResultRow(result)});
     html.Svg(RenderLineChart(TimelineChart(result, fmt::format("{} on {}", path, result.allocator))));
     WriteTextFile(*report, html.Finish());
+  }
+  if (args.Flag("--prometheus")) {
+    fmt::print("{}", StatsToPrometheus(result.final_stats, result.allocator));
+    return 0;
   }
   if (args.Flag("--json")) {
     fmt::print("{{\"trace\":{},\"events\":{},\"trace_peak_requested\":{},\"results\":[{}]}}\n",

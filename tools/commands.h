@@ -37,6 +37,9 @@ namespace memarena::tools {
 // default it appears once a replay has run for a second. nullopt when disabled.
 std::optional<ProgressLine> MakeProgress(const ParsedArgs& args, std::string name);
 
+// Throws UsageError when both --json and --prometheus are given (one output format).
+void RejectJsonWithPrometheus(const ParsedArgs& args);
+
 // The options every replaying command shares.
 inline constexpr OptionSpec kProgressOption{"--progress", "", "show replay progress on stderr at once"};
 inline constexpr OptionSpec kNoProgressOption{"--no-progress", "", "never show replay progress"};

@@ -85,6 +85,7 @@ TEST(Cli, BadArgumentsGiveAClearMessageAndNonZeroExit) {
        "bad value 'lots' for --ceiling"},
       {{"plan", kData + "/rmm_handwritten.csv"}, 1, ""},
       {{"plan", kData + "/lifetimes_small.csv", "--budget-ms", "0"}, 2, "expected a whole number >= 1"},
+      {{"replay", "a.csv", "--json", "--prometheus"}, 2, "choose one"},
       {{"run"}, 2, "no command to run"},
       {{"run", "--preload", "/nonexistent.so", "--", "true"}, 1, "/nonexistent.so: no such file"},
       {{"demo", "--cases", "x"}, 2, "bad value 'x' for --cases"},
@@ -164,6 +165,20 @@ TEST(Cli, ReplayTextShowsTheNumbers) {
   EXPECT_TRUE(Contains(r.out, FormatBytes(direct.peak_in_use))) << r.out;
   EXPECT_TRUE(Contains(r.out, FormatBytes(direct.peak_held))) << r.out;
   EXPECT_TRUE(Contains(r.out, "  " + std::to_string(direct.ooms) + "  ")) << r.out;
+}
+
+TEST(Cli, ReplayExportsPrometheusMetrics) {
+  const std::string trace = kData + "/dynamic_shapes.csv";
+  const auto r = Cli({"replay", trace, "--allocator", "bfc", "--prometheus"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const tools::ReplayResult direct = DirectReplay(trace, "bfc", "");
+  EXPECT_TRUE(Contains(r.out, "# TYPE memarena_peak_bytes_in_use gauge\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "memarena_peak_bytes_in_use{allocator=\"bfc (kNextPowerOfTwo)\"} " +
+                                  std::to_string(direct.peak_in_use) + "\n"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "memarena_allocs_total{allocator=\"bfc (kNextPowerOfTwo)\"} " +
+                                  std::to_string(direct.allocations) + "\n"))
+      << r.out;
 }
 
 // Written by hand in RMM's format: wall-clock times, hex pointers, a stream pointer, an
