@@ -31,7 +31,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     Span* span = list.spans.Head();
     if (span == nullptr) {
       // Lock order: a class lock, then the page heap lock; never the other way round.
-      span = heap_->New(info.pages, 1, static_cast<std::uint8_t>(cls), failure);
+      span = heap_->New(info.pages, 1, static_cast<std::uint8_t>(cls), 0, failure);
       if (span == nullptr) break;
       span->bump = span->Start();
       span->bump_end = span->bump + std::size_t{info.objects} * info.size;

@@ -61,11 +61,6 @@ constinit std::atomic<std::size_t> g_thread_cache_bytes{kDefaultThreadCacheBytes
 // In-use accounting for peaks: small objects are folded in from thread caches at their
 // slow paths (exact to within what the caches hold); large spans count at once.
 constinit std::atomic<std::int64_t> g_small_in_use{0};
-constinit std::atomic<std::size_t> g_large_in_use{0};
-constinit std::atomic<std::size_t> g_large_requested{0};
-constinit std::atomic<std::uint64_t> g_large_allocs{0};
-constinit std::atomic<std::uint64_t> g_large_frees{0};
-constinit std::atomic<std::size_t> g_max_large{0};
 constinit std::atomic<std::size_t> g_peak_in_use{0};
 constinit std::atomic<std::size_t> g_peak_requested{0};
 constinit std::atomic<std::uint64_t> g_ooms{0};
@@ -83,8 +78,8 @@ void UpdateMax(std::atomic<std::size_t>& peak, std::size_t value) noexcept {
 void UpdatePeaks() noexcept {
   const std::int64_t small = std::max<std::int64_t>(g_small_in_use.load(std::memory_order_relaxed), 0);
   const auto small_bytes = static_cast<std::size_t>(small);
-  UpdateMax(g_peak_in_use, small_bytes + g_large_in_use.load(std::memory_order_relaxed));
-  UpdateMax(g_peak_requested, small_bytes + g_large_requested.load(std::memory_order_relaxed));
+  UpdateMax(g_peak_in_use, small_bytes + g_page_heap.LargeInUse());
+  UpdateMax(g_peak_requested, small_bytes + g_page_heap.LargeRequested());
 }
 
 // Adds this thread's change of in-use objects of `cls` since the last fold to the total.
@@ -286,13 +281,8 @@ void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) 
   std::size_t pages = (bytes + kPageSize - 1) >> kPageShift;
   if (pages == 0) pages = 1;
   const std::size_t align_pages = alignment > kPageSize ? alignment >> kPageShift : 1;
-  Span* span = g_page_heap.New(pages, align_pages, 0, failure);
+  Span* span = g_page_heap.New(pages, align_pages, 0, bytes, failure);
   if (span == nullptr) return nullptr;
-  span->requested = bytes;
-  g_large_allocs.fetch_add(1, std::memory_order_relaxed);
-  g_large_in_use.fetch_add(span->Bytes(), std::memory_order_relaxed);
-  g_large_requested.fetch_add(bytes, std::memory_order_relaxed);
-  UpdateMax(g_max_large, bytes);
   UpdatePeaks();
   return span->Start();
 }
@@ -349,9 +339,6 @@ void FreeLarge(void* ptr) noexcept {
     if (kChecked) HeapCorrupted("free of a pointer the host heap did not hand out");
     return;
   }
-  g_large_frees.fetch_add(1, std::memory_order_relaxed);
-  g_large_in_use.fetch_sub(span->Bytes(), std::memory_order_relaxed);
-  g_large_requested.fetch_sub(span->requested, std::memory_order_relaxed);
   g_page_heap.Delete(span);
 }
 
@@ -502,9 +489,8 @@ AllocatorStats Stats() noexcept {
     if (allocs[cls] != 0) largest_class_used = c.size;
   }
   const PageHeapStats heap = g_page_heap.Stats();
-  const std::size_t large_in_use = g_large_in_use.load(std::memory_order_relaxed);
-  s.bytes_in_use = small_in_use + large_in_use;
-  s.bytes_requested = small_in_use + g_large_requested.load(std::memory_order_relaxed);
+  s.bytes_in_use = small_in_use + g_page_heap.LargeInUse();
+  s.bytes_requested = small_in_use + g_page_heap.LargeRequested();
   s.bytes_held = heap.held;
   s.bytes_releasable = heap.free_committed;
   s.largest_free_block = heap.largest_free_committed;
@@ -518,13 +504,13 @@ AllocatorStats Stats() noexcept {
       std::max(g_peak_requested.load(std::memory_order_relaxed), s.bytes_requested);
   s.peak_bytes_held = heap.peak_held;
   s.limit_bytes = heap.ceiling;
-  s.num_allocs += g_large_allocs.load(std::memory_order_relaxed);
-  s.num_frees += g_large_frees.load(std::memory_order_relaxed);
+  s.num_allocs += heap.large_allocs;
+  s.num_frees += heap.large_frees;
   s.num_reserves = heap.num_reserves;
   s.num_releases = heap.num_releases;
   s.bytes_released = heap.bytes_released;
   s.num_ooms = g_ooms.load(std::memory_order_relaxed);
-  s.max_alloc_size = std::max(largest_class_used, g_max_large.load(std::memory_order_relaxed));
+  s.max_alloc_size = std::max(largest_class_used, heap.max_large_request);
   return s;
 }
 

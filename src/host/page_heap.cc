@@ -11,8 +11,9 @@ namespace {
 
 constinit MetaPool<Span> g_span_records;
 
+// `multiple` is a power of two (an alignment in pages).
 std::uintptr_t RoundUp(std::uintptr_t value, std::uintptr_t multiple) noexcept {
-  return (value + multiple - 1) / multiple * multiple;
+  return (value + multiple - 1) & ~(multiple - 1);
 }
 
 bool Fits(const Span* span, std::size_t pages, std::size_t align_pages) noexcept {
@@ -176,13 +177,29 @@ bool PageHeap::ReserveHeld(std::size_t bytes) noexcept {
   return true;
 }
 
+namespace {
+void AddLocked(std::atomic<std::size_t>& counter, std::size_t add, std::size_t sub) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + add - sub, std::memory_order_relaxed);
+}
+}  // namespace
+
+void PageHeap::CountNew(Span* span, std::size_t requested) noexcept {
+  if (span == nullptr || span->size_class != 0) return;
+  span->requested = requested;
+  ++large_allocs_;
+  if (requested > max_large_request_) max_large_request_ = requested;
+  AddLocked(large_in_use_, span->Bytes(), 0);
+  AddLocked(large_requested_, requested, 0);
+}
+
 Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
-                    Failure* failure) noexcept {
+                    std::size_t requested, Failure* failure) noexcept {
   if (align_pages == 0) align_pages = 1;
   *failure = Failure::kNone;
   // Refuse sizes whose page arithmetic would overflow.
   if (pages == 0 || pages > (std::size_t{1} << (Pagemap::kAddressBits - kPageShift)) ||
-      align_pages > (std::size_t{1} << (Pagemap::kAddressBits - kPageShift))) {
+      align_pages > (std::size_t{1} << (Pagemap::kAddressBits - kPageShift)) ||
+      (align_pages & (align_pages - 1)) != 0) {
     *failure = Failure::kOs;
     return nullptr;
   }
@@ -191,6 +208,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   if (span != nullptr) {
     span = Carve(span, pages, align_pages, size_class);
     if (span == nullptr) *failure = Failure::kOs;
+    CountNew(span, requested);
     CheckIfEnabled();
     return span;
   }
@@ -212,6 +230,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
   }
+  CountNew(span, requested);
   CheckIfEnabled();
   return span;
 }
@@ -220,6 +239,11 @@ void PageHeap::Delete(Span* span) noexcept {
   SpinLockHolder hold(lock_);
   if (kChecked && span->state != SpanState::kInUse) HeapCorrupted("Delete of a free span");
   in_use_bytes_ -= span->Bytes();
+  if (span->size_class == 0) {
+    ++large_frees_;
+    AddLocked(large_in_use_, 0, span->Bytes());
+    AddLocked(large_requested_, 0, span->requested);
+  }
   span->state = SpanState::kFree;
   span->size_class = 0;
   MergeAndInsert(span);
@@ -288,6 +312,9 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.num_releases = num_releases_;
   s.bytes_released = bytes_released_;
   s.ceiling = Ceiling();
+  s.large_allocs = large_allocs_;
+  s.large_frees = large_frees_;
+  s.max_large_request = max_large_request_;
   return s;
 }
 

@@ -27,6 +27,9 @@ struct PageHeapStats {
   std::uint64_t num_releases = 0;
   std::uint64_t bytes_released = 0;
   std::size_t ceiling = 0;
+  std::uint64_t large_allocs = 0;    // large (page-granular) blocks handed out
+  std::uint64_t large_frees = 0;
+  std::size_t max_large_request = 0;
 };
 
 class PageHeap {
@@ -41,12 +44,14 @@ class PageHeap {
   PageHeap(const PageHeap&) = delete;
   PageHeap& operator=(const PageHeap&) = delete;
 
-  // An in-use span of `pages` pages starting on a multiple of `align_pages` pages. A small
+  // An in-use span of `pages` pages starting on a multiple of `align_pages` pages (a power
+  // of two; anything else fails). A small
   // span (size_class != 0) has every page mapped to it with its class; a large one its
   // first and last page, with class 0. nullptr on failure, with `*failure` saying why
   // (the ceiling, or the OS). Takes the heap lock.
+  // `requested` (large spans) is what the caller asked for, kept for the statistics.
   Span* New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
-            Failure* failure) noexcept;
+            std::size_t requested, Failure* failure) noexcept;
 
   // Frees an in-use span: it stays committed and merges with committed free neighbours.
   void Delete(Span* span) noexcept;
@@ -61,6 +66,11 @@ class PageHeap {
   void SetReleaseRatio(double ratio) noexcept;
 
   std::size_t Held() const noexcept { return held_.load(std::memory_order_relaxed); }
+  // Bytes of in-use large spans, and what their callers asked for. Lock-free reads.
+  std::size_t LargeInUse() const noexcept { return large_in_use_.load(std::memory_order_relaxed); }
+  std::size_t LargeRequested() const noexcept {
+    return large_requested_.load(std::memory_order_relaxed);
+  }
   PageHeapStats Stats() const noexcept;
   void ResetPeak() noexcept;
 
@@ -84,6 +94,7 @@ class PageHeap {
   std::size_t ReleaseFreeLocked() noexcept;
   bool ReserveHeld(std::size_t bytes) noexcept;
   void CheckIfEnabled() const noexcept;
+  void CountNew(Span* span, std::size_t requested) noexcept;
   const char* CheckInvariantsLocked() const noexcept;
 
   mutable SpinLock lock_;
@@ -97,6 +108,13 @@ class PageHeap {
   std::uint64_t num_reserves_ = 0;
   std::uint64_t num_releases_ = 0;
   std::uint64_t bytes_released_ = 0;
+  // Large-block counters live under the heap lock, which New/Delete hold anyway: no extra
+  // atomic read-modify-write on the large path. The two atomics are only written there.
+  std::uint64_t large_allocs_ = 0;
+  std::uint64_t large_frees_ = 0;
+  std::size_t max_large_request_ = 0;
+  std::atomic<std::size_t> large_in_use_{0};
+  std::atomic<std::size_t> large_requested_{0};
   std::atomic<std::size_t> held_{0};
   std::atomic<std::size_t> peak_held_{0};
   std::atomic<std::size_t> ceiling_{0};

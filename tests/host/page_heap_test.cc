@@ -19,7 +19,7 @@ class PageHeapTest : public ::testing::Test {
  protected:
   Span* New(std::size_t pages, std::size_t align_pages = 1, std::uint8_t cls = 0) {
     Failure failure = Failure::kNone;
-    Span* span = heap_.New(pages, align_pages, cls, &failure);
+    Span* span = heap_.New(pages, align_pages, cls, pages * kPageSize - 1, &failure);
     EXPECT_EQ(span == nullptr, failure != Failure::kNone);
     last_failure_ = failure;
     return span;
@@ -45,6 +45,9 @@ TEST_F(PageHeapTest, NewSplitsAReservationAndCountsOnlyCommittedPagesAsHeld) {
   EXPECT_EQ(s.reserved, kGrowPages * kPageSize);
   EXPECT_EQ(s.free_returned, (kGrowPages - 3) * kPageSize);
   EXPECT_EQ(s.num_reserves, 1u);
+  EXPECT_EQ(s.large_allocs, 1u);
+  EXPECT_EQ(heap_.LargeInUse(), 3 * kPageSize);
+  EXPECT_EQ(heap_.LargeRequested(), 3 * kPageSize - 1);
   std::memset(a->Start(), 0x5a, a->Bytes());  // the span's memory is usable
   ExpectConsistent();
 }
@@ -192,6 +195,9 @@ TEST_F(PageHeapTest, PagemapFindsInUseSpansAndTheirClass) {
   EXPECT_EQ(pagemap_->Get(std::uintptr_t{1} << 40), nullptr);  // past the 48-bit range
   heap_.Delete(small);
   heap_.Delete(large);
+  EXPECT_EQ(heap_.Stats().large_allocs, 1u) << "small spans are not large blocks";
+  EXPECT_EQ(heap_.Stats().large_frees, 1u);
+  EXPECT_EQ(heap_.LargeInUse(), 0u);
 }
 
 TEST(Pagemap, LeavesAreCreatedOnDemandAcrossLeafBoundaries) {
