@@ -32,10 +32,18 @@ constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x -
   return nullptr;
 }
 
+// The untraced failure path: keeps `bytes` out of the fast path's registers.
+[[gnu::cold]] inline void* FailUntraced() noexcept {
+  errno = ENOMEM;
+  return nullptr;
+}
+
+// The fast path checks the trace flag first, so the common case is one flag test, the call
+// and a null test, with no trace bookkeeping around the call.
 inline void* AllocateAligned(std::size_t bytes, std::size_t alignment) noexcept {
+  if (TracingOn()) [[unlikely]] return AllocateTraced(bytes, alignment);
   void* ptr = host::Allocate(bytes, alignment);
-  if (ptr == nullptr) [[unlikely]] return FailAllocation(bytes);
-  if (TracingOn()) [[unlikely]] TraceAllocate(ptr, bytes);
+  if (ptr == nullptr) [[unlikely]] return FailUntraced();
   return ptr;
 }
 
@@ -156,18 +164,21 @@ int Trim() noexcept;
 [[gnu::cold]] void* NewSlow(std::size_t bytes, std::size_t alignment);
 // The same for the nothrow forms: nullptr instead of the exception.
 [[gnu::cold]] void* NewNothrowSlow(std::size_t bytes, std::size_t alignment) noexcept;
+// operator new while trace_file is recording: the allocation plus its row.
+void* NewTraced(std::size_t bytes, std::size_t alignment);
+void* NewNothrowTraced(std::size_t bytes, std::size_t alignment) noexcept;
 
 inline void* New(std::size_t bytes, std::size_t alignment) {
+  if (TracingOn()) [[unlikely]] return NewTraced(bytes, alignment);
   void* ptr = host::Allocate(bytes, alignment);
   if (ptr == nullptr) [[unlikely]] return NewSlow(bytes, alignment);
-  if (TracingOn()) [[unlikely]] TraceAllocate(ptr, bytes);
   return ptr;
 }
 
 inline void* NewNothrow(std::size_t bytes, std::size_t alignment) noexcept {
+  if (TracingOn()) [[unlikely]] return NewNothrowTraced(bytes, alignment);
   void* ptr = host::Allocate(bytes, alignment);
   if (ptr == nullptr) [[unlikely]] return NewNothrowSlow(bytes, alignment);
-  if (TracingOn()) [[unlikely]] TraceAllocate(ptr, bytes);
   return ptr;
 }
 

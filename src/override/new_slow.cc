@@ -45,6 +45,20 @@ void* NewSlow(std::size_t bytes, std::size_t alignment) {
   throw OutOfMemory(std::move(message));
 }
 
+void* NewTraced(std::size_t bytes, std::size_t alignment) {
+  void* ptr = host::Allocate(bytes, alignment);
+  if (ptr == nullptr) return NewSlow(bytes, alignment);
+  TraceAllocate(ptr, bytes);
+  return ptr;
+}
+
+void* NewNothrowTraced(std::size_t bytes, std::size_t alignment) noexcept {
+  void* ptr = host::Allocate(bytes, alignment);
+  if (ptr == nullptr) return NewNothrowSlow(bytes, alignment);
+  TraceAllocate(ptr, bytes);
+  return ptr;
+}
+
 void* NewNothrowSlow(std::size_t bytes, std::size_t alignment) noexcept {
   try {
     return RetryWithNewHandler(bytes, alignment);

@@ -128,6 +128,13 @@ void TraceFailure(std::size_t bytes) noexcept {
   g_trace.log.Record(common::TraceAction::kAllocateFailure, nullptr, bytes);
 }
 
+void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept {
+  void* ptr = host::Allocate(bytes, alignment);
+  if (ptr == nullptr) return FailAllocation(bytes);
+  TraceAllocate(ptr, bytes);
+  return ptr;
+}
+
 int Trim() noexcept {
   try {
     return ReleaseUnusedSpans() > 0 ? 1 : 0;

@@ -27,6 +27,9 @@ MEMARENA_DROPIN_HIDDEN void TraceAllocate(const void* ptr, std::size_t bytes) no
 MEMARENA_DROPIN_HIDDEN void TraceFree(const void* ptr) noexcept;
 MEMARENA_DROPIN_HIDDEN void TraceFailure(std::size_t bytes) noexcept;
 
+// A C allocation while tracing: host::Allocate plus its row; failure sets errno = ENOMEM.
+MEMARENA_DROPIN_HIDDEN void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept;
+
 // Applies MEMARENA_CONF once the heap works (at load): the host keys (ceiling, release
 // ratio, cache size) through HostAllocator(), which reports a bad string with one message on
 // stderr and keeps the defaults, then the drop-in keys stats_at_exit and trace_file.
