@@ -24,13 +24,26 @@ std::size_t RandomSize(std::mt19937_64& rng) {
   return 1 + rng() % (std::size_t{1} << shift);
 }
 
+// An arena with `live` chunks of random sizes allocated.
+struct LiveArena {
+  explicit LiveArena(std::size_t live) : rng(1), slots(live) {
+    for (void*& p : slots) p = arena.Allocate(RandomSize(rng));
+  }
+  ~LiveArena() {
+    for (void* p : slots) arena.Deallocate(p);
+  }
+  BfcArena arena{std::make_shared<arena::SimulatedMemorySource>()};
+  std::mt19937_64 rng;
+  std::vector<void*> slots;
+};
+
 // Each iteration frees a random live chunk and allocates a new one of a random size.
 void BM_AllocFreePairMixedSizes(benchmark::State& state) {
   const auto live = static_cast<std::size_t>(state.range(0));
-  BfcArena arena(std::make_shared<arena::SimulatedMemorySource>());
-  std::mt19937_64 rng(1);
-  std::vector<void*> slots(live);
-  for (void*& p : slots) p = arena.Allocate(RandomSize(rng));
+  LiveArena l(live);
+  BfcArena& arena = l.arena;
+  std::vector<void*>& slots = l.slots;
+  std::mt19937_64& rng = l.rng;
   std::vector<Op> ops(1 << 16);
   for (Op& op : ops) op = {rng() % live, RandomSize(rng)};
   std::size_t i = 0;
@@ -44,24 +57,19 @@ void BM_AllocFreePairMixedSizes(benchmark::State& state) {
   const AllocatorStats s = arena.GetStats();
   state.counters["held/in_use"] =
       static_cast<double>(s.bytes_held) / static_cast<double>(s.bytes_in_use);
-  for (void* p : slots) arena.Deallocate(p);
 }
 BENCHMARK(BM_AllocFreePairMixedSizes)->Arg(10)->Arg(1000)->Arg(100000);
 
 // Allocate then free one 4 KiB chunk while `live` others stay allocated: the best case.
 void BM_AllocFreePairSameSize(benchmark::State& state) {
-  const auto live = static_cast<std::size_t>(state.range(0));
-  BfcArena arena(std::make_shared<arena::SimulatedMemorySource>());
-  std::mt19937_64 rng(2);
-  std::vector<void*> slots(live);
-  for (void*& p : slots) p = arena.Allocate(RandomSize(rng));
+  LiveArena l(static_cast<std::size_t>(state.range(0)));
+  BfcArena& arena = l.arena;
   for (auto _ : state) {
     void* p = arena.Allocate(4096);
     benchmark::DoNotOptimize(p);
     arena.Deallocate(p);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
-  for (void* p : slots) arena.Deallocate(p);
 }
 BENCHMARK(BM_AllocFreePairSameSize)->Arg(10)->Arg(1000)->Arg(100000);
 

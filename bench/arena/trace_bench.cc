@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "arena/simulated_memory_source.h"
@@ -58,7 +59,7 @@ struct Setting {
   ArenaExtendStrategy strategy;
   bool contiguous;       // the source hands out adjacent ranges (memarena merges them)
   bool release_between;  // ReleaseUnusedSpans() after every run (memarena; ORT cannot)
-  std::size_t max_dead_bytes_per_chunk = ArenaConfig{}.max_dead_bytes_per_chunk;
+  std::size_t max_dead_bytes_per_chunk;
 };
 
 void BM_DynamicShapeTrace(benchmark::State& state, Setting setting) {
@@ -90,38 +91,40 @@ void BM_DynamicShapeTrace(benchmark::State& state, Setting setting) {
 
 constexpr auto kPow2 = ArenaExtendStrategy::kNextPowerOfTwo;
 constexpr auto kSame = ArenaExtendStrategy::kSameAsRequested;
+constexpr std::size_t kDefaultDead = std::size_t{128} << 20;
 
-// ORT-exact: separate regions, never merged, never released during a session.
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, ort_next_power_of_two, Setting{kPow2, false, false})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, ort_same_as_requested, Setting{kSame, false, false})
-    ->Iterations(1);
-// Beyond ORT: free regions released between runs, and merging of contiguous ranges.
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, next_power_of_two_release, Setting{kPow2, false, true})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, same_as_requested_release, Setting{kSame, false, true})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, next_power_of_two_merge, Setting{kPow2, true, false})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, same_as_requested_merge, Setting{kSame, true, false})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, ort_next_power_of_two_dead1MiB,
-                  Setting{kPow2, false, false, 1 << 20})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, ort_same_as_requested_dead1MiB,
-                  Setting{kSame, false, false, 1 << 20})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, same_as_requested_merge_dead1MiB,
-                  Setting{kSame, true, false, 1 << 20})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, next_power_of_two_merge_dead1MiB,
-                  Setting{kPow2, true, false, 1 << 20})
-    ->Iterations(1);
-BENCHMARK_CAPTURE(BM_DynamicShapeTrace, same_as_requested_merge_release,
-                  Setting{kSame, true, true})
-    ->Iterations(1);
+struct Named {
+  const char* name;
+  Setting setting;
+};
+
+// "ort_*": ORT-exact (separate regions, never merged, never released during a session).
+// The rest use memarena's release between runs and merging of contiguous ranges.
+constexpr Named kSettings[] = {
+    {"ort_next_power_of_two", {kPow2, false, false, kDefaultDead}},
+    {"ort_same_as_requested", {kSame, false, false, kDefaultDead}},
+    {"ort_next_power_of_two_dead1MiB", {kPow2, false, false, 1 << 20}},
+    {"ort_same_as_requested_dead1MiB", {kSame, false, false, 1 << 20}},
+    {"next_power_of_two_release", {kPow2, false, true, kDefaultDead}},
+    {"same_as_requested_release", {kSame, false, true, kDefaultDead}},
+    {"next_power_of_two_merge", {kPow2, true, false, kDefaultDead}},
+    {"next_power_of_two_merge_dead1MiB", {kPow2, true, false, 1 << 20}},
+    {"same_as_requested_merge", {kSame, true, false, kDefaultDead}},
+    {"same_as_requested_merge_dead1MiB", {kSame, true, false, 1 << 20}},
+    {"same_as_requested_merge_release", {kSame, true, true, kDefaultDead}},
+};
 
 }  // namespace
 }  // namespace memarena
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  for (const memarena::Named& n : memarena::kSettings) {
+    benchmark::RegisterBenchmark((std::string("BM_DynamicShapeTrace/") + n.name).c_str(),
+                                 memarena::BM_DynamicShapeTrace, n.setting)
+        ->Iterations(1);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
