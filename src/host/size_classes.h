@@ -62,26 +62,21 @@ inline constexpr std::array<SizeClassInfo, kNumClasses + 1> kClasses = BuildClas
 // steps (every class above 1 KiB is a multiple of 128, so the lookup is exact).
 inline constexpr std::size_t kSmallTableMax = 1024;
 
-constexpr std::uint8_t FirstClassFitting(std::size_t size) {
+// One monotone pass per table (sizes only grow, so the class index only moves forward):
+// cheap enough for every compiler's constant-evaluation step limit.
+template <std::size_t kEntries, std::size_t kStep>
+constexpr std::array<std::uint8_t, kEntries> BuildTable() {
+  std::array<std::uint8_t, kEntries> t{};
   std::size_t c = 1;
-  while (kClasses[c].size < size) ++c;
-  return static_cast<std::uint8_t>(c);
-}
-
-constexpr std::array<std::uint8_t, kSmallTableMax / 16 + 1> BuildSmallTable() {
-  std::array<std::uint8_t, kSmallTableMax / 16 + 1> t{};
-  for (std::size_t i = 0; i < t.size(); ++i) t[i] = FirstClassFitting(i * 16);
+  for (std::size_t i = 0; i < kEntries; ++i) {
+    while (kClasses[c].size < i * kStep) ++c;
+    t[i] = static_cast<std::uint8_t>(c);
+  }
   return t;
 }
 
-constexpr std::array<std::uint8_t, kMaxSmallSize / 128 + 1> BuildLargeTable() {
-  std::array<std::uint8_t, kMaxSmallSize / 128 + 1> t{};
-  for (std::size_t i = 0; i < t.size(); ++i) t[i] = FirstClassFitting(i * 128);
-  return t;
-}
-
-inline constexpr auto kSmallTable = BuildSmallTable();
-inline constexpr auto kLargeTable = BuildLargeTable();
+inline constexpr auto kSmallTable = BuildTable<kSmallTableMax / 16 + 1, 16>();
+inline constexpr auto kLargeTable = BuildTable<kMaxSmallSize / 128 + 1, 128>();
 
 static_assert(kClasses[kNumClasses].size == kMaxSmallSize, "classes must end at 256 KiB");
 static_assert(kClasses[kNumClasses].pages <= 128, "a span of the largest class fits kMaxPages");
