@@ -215,6 +215,55 @@ TEST(HostThreads, ThreadCacheStaysWithinItsBound) {
   EXPECT_LE(s.bytes_held - s.bytes_in_use - s.bytes_releasable, cached_bound + (2u << 20));
 }
 
+TEST(HostThreads, AnotherThreadsCacheFlushesAtItsNextSlowPathAfterARelease) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int step = 0;
+  auto wait_for = [&](int want) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return step == want; });
+  };
+  auto advance = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++step;
+    changed.notify_all();
+  };
+  std::thread other([&] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 3000; ++i) blocks.push_back(Allocate(1000, 0));
+    for (void* p : blocks) Free(p);  // ~3 MiB now cached by this thread
+    advance();                       // -> 1
+    wait_for(2);
+    Free(Allocate(40000, 0));  // a slow path: honours the flush request
+    advance();                 // -> 3
+    wait_for(4);
+  });
+  wait_for(1);
+  ReleaseUnused();  // cannot reach the other thread's cache, but asks it to flush
+  const std::size_t held_before = Stats().bytes_held;
+  advance();  // -> 2
+  wait_for(3);
+  const std::size_t released = ReleaseUnused();
+  EXPECT_GE(released, std::size_t{2} << 20) << "the other thread kept its cache";
+  EXPECT_LE(Stats().bytes_held + (std::size_t{2} << 20), held_before);
+  advance();  // -> 4
+  other.join();
+}
+
+TEST(HostThreads, AZeroByteCacheStillWorks) {
+  HostConfig config;
+  config.thread_cache_bytes = 0;
+  ApplyConfig(config);
+  std::thread worker([] {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 5000; ++i) blocks.push_back(Allocate(64 + (i % 7) * 100, 0));
+    for (void* p : blocks) Free(p);
+  });
+  worker.join();
+  ApplyConfig(HostConfig{});
+  ExpectHeapConsistent();
+}
+
 TEST(HostFork, TheChildCanAllocateWhileAnotherThreadWasBusy) {
   std::atomic<bool> stop{false};
   std::thread busy([&] {
