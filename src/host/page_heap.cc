@@ -27,6 +27,27 @@ int StateIndex(SpanState state) noexcept { return static_cast<int>(state); }
 
 MetaPool<Span>& SpanRecords() noexcept { return g_span_records; }
 
+// Split and merge make and drop span records in pairs; a few spares under the heap lock
+// save the shared pool's lock on every large allocation.
+Span* PageHeap::NewRecord() noexcept {
+  Span* span = spare_records_;
+  if (span == nullptr) return g_span_records.New();
+  spare_records_ = span->next;
+  --num_spare_records_;
+  *span = Span{};
+  return span;
+}
+
+void PageHeap::DeleteRecord(Span* span) noexcept {
+  if (num_spare_records_ >= kMaxSpareRecords) {
+    g_span_records.Delete(span);
+    return;
+  }
+  span->next = spare_records_;
+  spare_records_ = span;
+  ++num_spare_records_;
+}
+
 SpanList& PageHeap::ListFor(SpanState state, std::size_t pages) noexcept {
   return pages <= kMaxPages ? free_[StateIndex(state)][pages] : large_[StateIndex(state)];
 }
@@ -53,7 +74,7 @@ void PageHeap::MergeAndInsert(Span* span) noexcept {
       Unlink(prev);
       span->first_page = prev->first_page;
       span->num_pages += prev->num_pages;
-      g_span_records.Delete(prev);
+      DeleteRecord(prev);
     }
   }
   Span* next = pagemap_->Get(span->first_page + span->num_pages);
@@ -61,7 +82,7 @@ void PageHeap::MergeAndInsert(Span* span) noexcept {
       next->first_page == span->first_page + span->num_pages) {
     Unlink(next);
     span->num_pages += next->num_pages;
-    g_span_records.Delete(next);
+    DeleteRecord(next);
   }
   Insert(span);
 }
@@ -93,11 +114,11 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   const std::size_t suffix = span->num_pages - prefix - pages;
   // Split records are taken before anything changes so a refused record leaves the span
   // whole (the caller then fails cleanly).
-  Span* head = prefix != 0 ? g_span_records.New() : nullptr;
-  Span* tail = suffix != 0 ? g_span_records.New() : nullptr;
+  Span* head = prefix != 0 ? NewRecord() : nullptr;
+  Span* tail = suffix != 0 ? NewRecord() : nullptr;
   if ((prefix != 0 && head == nullptr) || (suffix != 0 && tail == nullptr)) {
-    if (head != nullptr) g_span_records.Delete(head);
-    if (tail != nullptr) g_span_records.Delete(tail);
+    if (head != nullptr) DeleteRecord(head);
+    if (tail != nullptr) DeleteRecord(tail);
     Insert(span);
     return nullptr;
   }
@@ -143,9 +164,9 @@ bool PageHeap::Grow(std::size_t pages) noexcept {
   }
   if (memory == nullptr) return false;
   const std::uintptr_t first = Pagemap::PageOf(memory);
-  Span* span = g_span_records.New();
+  Span* span = NewRecord();
   if (span == nullptr || !pagemap_->Ensure(first, bytes >> kPageShift)) {
-    if (span != nullptr) g_span_records.Delete(span);
+    if (span != nullptr) DeleteRecord(span);
     platform::UnmapPages(memory, bytes);
     return false;
   }

@@ -82,6 +82,7 @@ class PageHeap {
 
  private:
   static constexpr int kStates = 2;  // free lists for kFree and kReturned
+  static constexpr std::size_t kMaxSpareRecords = 16;
 
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
@@ -95,6 +96,8 @@ class PageHeap {
   bool ReserveHeld(std::size_t bytes) noexcept;
   void CheckIfEnabled() const noexcept;
   void CountNew(Span* span, std::size_t requested) noexcept;
+  Span* NewRecord() noexcept;
+  void DeleteRecord(Span* span) noexcept;
   const char* CheckInvariantsLocked() const noexcept;
 
   mutable SpinLock lock_;
@@ -102,6 +105,8 @@ class PageHeap {
   std::size_t grow_bytes_;
   SpanList free_[kStates][kMaxPages + 1] = {};
   SpanList large_[kStates] = {};  // free spans above kMaxPages, searched best-fit
+  Span* spare_records_ = nullptr;
+  std::size_t num_spare_records_ = 0;
   std::size_t free_bytes_[kStates] = {};
   std::size_t in_use_bytes_ = 0;
   std::size_t reserved_bytes_ = 0;
