@@ -38,17 +38,6 @@ struct Row {
 };
 std::map<std::string, Row> g_rows;
 
-std::size_t CapacityFromName(const std::filesystem::path& file) {
-  const std::string stem = file.stem().string();
-  const std::size_t dot = stem.rfind('.');
-  if (dot == std::string::npos) return 0;
-  try {
-    return std::stoull(stem.substr(dot + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 double MillisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
@@ -69,7 +58,7 @@ bool Publish(benchmark::State& state, const std::vector<PlanTensor>& tensors, co
 
 void RegisterFile(const std::filesystem::path& file, const std::string& name) {
   const std::vector<PlanTensor> tensors = memarena::ReadPlanCsvFile(file.string()).tensors;
-  const std::size_t capacity = CapacityFromName(file);
+  const std::size_t capacity = memarena::CapacityFromFileName(file.string());
   benchmark::RegisterBenchmark(("greedy/" + name).c_str(), [=](benchmark::State& state) {
     Plan plan;
     const Clock::time_point start = Clock::now();

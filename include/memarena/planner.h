@@ -113,6 +113,10 @@ struct PlanCsv {
 PlanCsv ReadPlanCsv(std::istream& in);
 PlanCsv ReadPlanCsvFile(const std::string& path);  // also throws when it cannot open
 
+// The capacity in a MiniMalloc benchmark file name ("A.1048576.csv" -> 1048576): the
+// number between the last two dots of the file name; 0 when there is none.
+std::size_t CapacityFromFileName(std::string_view path);
+
 // Writes id,lower,upper,size[,alignment][,offset]: the alignment column appears when some
 // tensor has alignment > 1, the offset column when `plan` is given.
 void WritePlanCsv(std::ostream& out, const std::vector<PlanTensor>& tensors,

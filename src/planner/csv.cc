@@ -136,6 +136,21 @@ PlanCsv ReadPlanCsvFile(const std::string& path) {
   }
 }
 
+std::size_t CapacityFromFileName(std::string_view path) {
+  const std::size_t slash = path.find_last_of('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  const std::size_t last_dot = name.rfind('.');
+  if (last_dot == std::string_view::npos) return 0;
+  name = name.substr(0, last_dot);
+  const std::size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos) return 0;
+  const std::string_view digits = name.substr(dot + 1);
+  std::size_t capacity = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), capacity);
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) return 0;
+  return capacity;
+}
+
 void WritePlanCsv(std::ostream& out, const std::vector<PlanTensor>& tensors, const Plan* plan) {
   bool aligned = false;
   for (const PlanTensor& t : tensors) aligned = aligned || t.alignment > 1;

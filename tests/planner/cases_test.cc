@@ -129,6 +129,14 @@ TEST(PlannerCsv, RoundTripsWithAlignmentAndOffsets) {
   EXPECT_EQ(*back.offsets, plan.offsets);
 }
 
+TEST(PlannerCsv, CapacityComesFromTheFileName) {
+  EXPECT_EQ(CapacityFromFileName("data/minimalloc/A.1048576.csv"), 1048576u);
+  EXPECT_EQ(CapacityFromFileName("input.12.csv"), 12u);
+  EXPECT_EQ(CapacityFromFileName("somas/resnet50.csv"), 0u);
+  EXPECT_EQ(CapacityFromFileName("a.b12.csv"), 0u);
+  EXPECT_EQ(CapacityFromFileName("noext"), 0u);
+}
+
 std::string CsvError(const std::string& text) {
   std::istringstream in(text);
   try {

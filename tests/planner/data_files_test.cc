@@ -20,18 +20,6 @@ std::vector<std::filesystem::path> DataFiles() {
   return files;
 }
 
-// "A.1048576.csv" -> 1048576; 0 when the name carries no capacity.
-std::size_t CapacityFromName(const std::filesystem::path& file) {
-  const std::string stem = file.stem().string();
-  const std::size_t dot = stem.rfind('.');
-  if (dot == std::string::npos) return 0;
-  try {
-    return std::stoull(stem.substr(dot + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 TEST(PlannerDataFiles, EveryFileIsPlannedAndValidated) {
   const auto files = DataFiles();
   // 11 MiniMalloc challenging instances, input.12.csv and somas/resnet50.csv.
@@ -45,7 +33,7 @@ TEST(PlannerDataFiles, EveryFileIsPlannedAndValidated) {
     EXPECT_GE(greedy.arena_size, greedy.lower_bound);
     PlanOptions options;
     options.budget = std::chrono::milliseconds(60);
-    options.capacity_target = CapacityFromName(file);
+    options.capacity_target = CapacityFromFileName(file.string());
     const Plan best = PlanBest(csv.tensors, options);
     ExpectValid(csv.tensors, best);
     EXPECT_LE(best.arena_size, greedy.arena_size);

@@ -201,6 +201,31 @@ TEST(PlannedArena, NeverServesAWrongSizedOrStillOccupiedSlot) {
   arena.EndRun();
 }
 
+// The same record-then-serve cycle over the real upstreams: the host allocator and a BFC
+// arena on the mmap source.
+void RecordAndServe(Allocator& upstream) {
+  const ModelRun run = LoadModelRun(1);
+  PlannedArena arena(upstream);
+  for (int i = 0; i < 2; ++i) {
+    arena.BeginRun({{4, 4}});
+    EXPECT_TRUE(Replay(arena, run).intact) << upstream.name() << " run " << i;
+    arena.EndRun();
+  }
+  arena.BeginRun({{4, 4}});
+  EXPECT_TRUE(arena.ServingPattern());
+  EXPECT_TRUE(Replay(arena, run).intact);
+  EXPECT_EQ(arena.PlannedHits(), run.sizes.size());
+  arena.EndRun();
+  EXPECT_GT(arena.ReleaseUnusedSpans(), 0u);
+}
+
+TEST(PlannedArena, ServesOverTheHostAllocator) { RecordAndServe(HostAllocator()); }
+
+TEST(PlannedArena, ServesOverABfcArena) {
+  BfcArena bfc(std::make_shared<HostMemorySource>());
+  RecordAndServe(bfc);
+}
+
 TEST(PlannedArena, RunMisuseIsAClearError) {
   MallocUpstream upstream;
   PlannedArena arena(upstream);
