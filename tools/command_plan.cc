@@ -2,6 +2,7 @@
 // bound and ratio, and draw the plan.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <fstream>
@@ -39,6 +40,17 @@ int Run(const ParsedArgs& args) {
   const Plan plan = args.Flag("--greedy") ? PlanGreedyBySize(csv.tensors) : PlanBest(csv.tensors, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::optional<std::string> problem = ValidatePlan(csv.tensors, plan);
+  // A file that carries offsets (a solver's answer) is checked as given, too.
+  std::optional<Plan> given;
+  std::optional<std::string> given_problem;
+  if (csv.offsets) {
+    given.emplace();
+    given->offsets = *csv.offsets;
+    for (std::size_t i = 0; i < csv.tensors.size() && i < given->offsets.size(); ++i) {
+      given->arena_size = std::max(given->arena_size, given->offsets[i] + csv.tensors[i].size);
+    }
+    given_problem = ValidatePlan(csv.tensors, *given);
+  }
 
   if (const auto svg = args.Value("--svg")) {
     WriteTextFile(*svg, RenderPlanSvg(csv.tensors, plan,
@@ -54,9 +66,12 @@ int Run(const ParsedArgs& args) {
   if (args.Flag("--json")) {
     fmt::print(
         "{{\"file\":{},\"tensors\":{},\"arena_bytes\":{},\"lower_bound_bytes\":{},\"ratio\":{:.6f},"
-        "\"valid\":{},\"method\":{},\"seconds\":{:.6f}}}\n",
+        "\"valid\":{},\"method\":{},\"seconds\":{:.6f}{}}}\n",
         JsonString(path), csv.tensors.size(), plan.arena_size, plan.lower_bound, plan.Ratio(),
-        problem ? "false" : "true", JsonString(plan.method), seconds);
+        problem ? "false" : "true", JsonString(plan.method), seconds,
+        given ? fmt::format(",\"given_arena_bytes\":{},\"given_valid\":{}", given->arena_size,
+                            given_problem ? "false" : "true")
+              : std::string());
   } else {
     fmt::print("plan {}: {} tensors\n", path, csv.tensors.size());
     fmt::print("  lower bound  {:>14} ({} B)\n", FormatBytes(plan.lower_bound), plan.lower_bound);
@@ -65,6 +80,14 @@ int Run(const ParsedArgs& args) {
     fmt::print("  method       {:>14}\n", plan.method);
     fmt::print("  valid        {:>14}\n", problem ? "NO: " + *problem : std::string("yes"));
     fmt::print("  seconds      {:>14.3f}\n", seconds);
+    if (given) {
+      fmt::print("  offsets in the file: arena {} ({:.4f} x lower bound), {}\n",
+                 FormatBytes(given->arena_size),
+                 plan.lower_bound == 0 ? 1.0
+                                       : static_cast<double>(given->arena_size) /
+                                             static_cast<double>(plan.lower_bound),
+                 given_problem ? "INVALID: " + *given_problem : std::string("valid"));
+    }
   }
   return problem ? 1 : 0;
 }

@@ -117,8 +117,8 @@ bool TraceLog::Open(const char* path) noexcept {
 
 void TraceLog::Record(TraceAction action, const void* ptr, std::size_t size,
                       std::uint64_t stream) noexcept {
-  // Format outside the lock; only the copy into the shared buffer is serialised. The time is
-  // read under the lock so rows stay in time order.
+  // The time is read and the row formatted under the lock, so rows are in time order in the
+  // file; a row is ~50 bytes of integer rendering, short next to the write it may trigger.
   const std::uint64_t thread = platform::ThreadId();
   std::lock_guard<std::mutex> lock(mutex_);
   if (fd_ < 0) return;

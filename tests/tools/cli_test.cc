@@ -264,8 +264,15 @@ TEST(Cli, PlanJsonAgreesWithTheGreedyPlanner) {
     reread.arena_size = std::max(reread.arena_size, reread.offsets[i] + written.tensors[i].size);
   }
   EXPECT_EQ(ValidatePlan(written.tensors, reread), std::nullopt);
+
+  // A file with offsets is also checked as given.
+  const auto check = Cli({"plan", dir + "/plan.csv", "--json", "--greedy"});
+  ASSERT_EQ(check.status, 0) << check.err;
+  EXPECT_EQ(JsonNumber(check.out, "given_arena_bytes"), static_cast<double>(reread.arena_size));
+  EXPECT_TRUE(Contains(check.out, "\"given_valid\":true")) << check.out;
 }
 
+#ifndef MEMARENA_SANITIZED
 // Bytes from a "  in use   CURRENT   PEAK" row of the drop-in's stats table.
 double PeakInUseFromStats(const std::string& stats) {
   const std::size_t row = stats.find("\n  in use");
@@ -278,7 +285,6 @@ double PeakInUseFromStats(const std::string& stats) {
   return peak * scale;
 }
 
-#ifndef MEMARENA_SANITIZED
 // The drop-in replaces malloc in the child; a sanitizer runtime in it would fight it.
 TEST(Cli, RunUsesTheDropInAndItsTraceReplaysToTheSamePeak) {
   const std::string trace = TempDir() + "/run.csv";
