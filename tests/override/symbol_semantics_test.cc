@@ -389,6 +389,10 @@ int WaitWithTimeout(pid_t pid) {
 TEST(DropinSymbols, ChildCanAllocateAfterForkWhileOtherThreadsAllocate) {
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "ThreadSanitizer does not support fork() while other threads run";
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  GTEST_SKIP() << "ThreadSanitizer does not support fork() while other threads run";
+#endif
 #endif
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
