@@ -240,6 +240,73 @@ TEST(BfcArena, DestructionGivesEveryRangeBack) {
   EXPECT_EQ(source->num_bad_releases(), 0u);
 }
 
+struct WorkloadCase {
+  ArenaExtendStrategy strategy;
+  bool contiguous;
+  std::size_t max_mem;
+};
+
+class RandomWorkload : public ::testing::TestWithParam<WorkloadCase> {};
+
+TEST_P(RandomWorkload, GrowthNeverOverlapsAndTheBooksBalance) {
+  const WorkloadCase c = GetParam();
+  ArenaConfig config;
+  config.arena_extend_strategy = c.strategy;
+  config.max_mem = c.max_mem;
+  config.initial_chunk_size_bytes = 64 * kKiB;  // small, so the arena grows often
+  config.max_power_of_two_extend_bytes = 4 * kMiB;
+  SimulatedArena t(config, {.contiguous = c.contiguous});
+  std::mt19937_64 rng(c.max_mem + static_cast<unsigned>(c.strategy) * 7 + c.contiguous);
+  LiveRanges live;
+  std::vector<std::pair<void*, std::size_t>> blocks;
+  std::size_t requested = 0;
+  for (int op = 0; op < 6000; ++op) {
+    if (blocks.empty() || rng() % 100 < 55) {
+      const std::size_t bytes = 1 + rng() % (std::size_t{1} << (rng() % 19));  // up to 256 KiB
+      const std::size_t align = std::size_t{1} << (rng() % 14);               // up to 8 KiB
+      void* p = t.arena->TryAllocate(bytes, align);
+      if (p == nullptr) {
+        ASSERT_NE(c.max_mem, 0u) << "only a limited arena may refuse";
+        continue;
+      }
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u);
+      live.Add(p, t.arena->UsableSize(p));
+      blocks.emplace_back(p, bytes);
+      requested += bytes;
+    } else {
+      const std::size_t k = rng() % blocks.size();
+      live.Remove(blocks[k].first);
+      t.arena->Deallocate(blocks[k].first);
+      requested -= blocks[k].second;
+      blocks[k] = blocks.back();
+      blocks.pop_back();
+    }
+    if (op % 1000 == 999) t.arena->ReleaseUnusedSpans();
+    const AllocatorStats s = t.arena->GetStats();
+    ASSERT_EQ(s.bytes_requested, requested);
+    ASSERT_EQ(s.bytes_held, t.source->held());
+    ASSERT_LE(s.bytes_in_use + s.largest_free_block, s.bytes_held);
+    if (c.max_mem != 0) {
+      ASSERT_LE(s.bytes_held, c.max_mem);
+    }
+  }
+  for (auto& [p, bytes] : blocks) t.arena->Deallocate(p);
+  const AllocatorStats s = t.arena->GetStats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_GT(s.num_arena_extensions + s.num_arena_shrinkages, 3u) << "the arena never grew";
+  t.arena->ReleaseUnusedSpans();
+  EXPECT_EQ(t.source->num_bad_releases(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, RandomWorkload,
+    ::testing::Values(WorkloadCase{ArenaExtendStrategy::kNextPowerOfTwo, false, 0},
+                      WorkloadCase{ArenaExtendStrategy::kSameAsRequested, false, 0},
+                      WorkloadCase{ArenaExtendStrategy::kNextPowerOfTwo, true, 0},
+                      WorkloadCase{ArenaExtendStrategy::kSameAsRequested, true, 0},
+                      WorkloadCase{ArenaExtendStrategy::kNextPowerOfTwo, false, 24 * kMiB},
+                      WorkloadCase{ArenaExtendStrategy::kSameAsRequested, true, 24 * kMiB}));
+
 TEST(BfcArena, ConcurrentThreadsWithGrowthAndShrink) {
   ArenaConfig config;
   config.initial_chunk_size_bytes = 64 * kKiB;
