@@ -7,8 +7,8 @@
 #include <limits>
 #include <mutex>
 #include <stdexcept>
-#include <unordered_map>
 
+#include "arena/address_map.h"
 #include "arena/arena_failure.h"
 #include "arena/chunk_store.h"
 #include "arena/growth_policy.h"
@@ -61,7 +61,7 @@ struct BfcArena::Impl {
 
   mutable std::mutex mutex;
   arena::ChunkStore store;
-  std::unordered_map<std::uintptr_t, ChunkHandle> in_use;
+  arena::AddressMap in_use;
   AllocatorStats stats;  // counters; derived fields are filled in by Snapshot()
   bool had_first_region = false;
   std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
@@ -129,7 +129,7 @@ struct BfcArena::Impl {
     c.requested = bytes;
     c.stream = stream;
     c.fence = 0;
-    in_use.emplace(c.addr, h);
+    in_use.Insert(c.addr, h);
     ++stats.num_allocs;
     stats.bytes_in_use += c.size;
     stats.bytes_requested += bytes;
@@ -262,7 +262,7 @@ struct BfcArena::Impl {
 
   void Free(ChunkHandle h, StreamHandle stream) {
     Chunk& c = store.at(h);
-    in_use.erase(c.addr);
+    in_use.Erase(c.addr);
     ++stats.num_frees;
     stats.bytes_in_use -= c.size;
     stats.bytes_requested -= c.requested;
@@ -274,8 +274,7 @@ struct BfcArena::Impl {
   }
 
   ChunkHandle Lookup(const void* ptr) const {
-    const auto it = in_use.find(reinterpret_cast<std::uintptr_t>(ptr));
-    return it == in_use.end() ? kInvalidChunk : it->second;
+    return in_use.Find(reinterpret_cast<std::uintptr_t>(ptr));
   }
 
   AllocatorStats Snapshot() const {
