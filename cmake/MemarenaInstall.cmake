@@ -21,5 +21,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/memarenaConfigVersion.cma
 install(FILES ${PROJECT_BINARY_DIR}/memarenaConfig.cmake
               ${PROJECT_BINARY_DIR}/memarenaConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/memarena)
+# memarena.pc finds its prefix relative to itself, so `cmake --install --prefix` works.
+file(RELATIVE_PATH MEMARENA_PC_UP /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/memarena.pc.in ${PROJECT_BINARY_DIR}/memarena.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/memarena.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
