@@ -229,6 +229,7 @@ struct BfcArena::Impl {
     std::size_t tail = use_tail ? FreeTailBytes(alignment) : 0;
     if (tail >= needed) tail = 0;
     const std::size_t ask = needed - tail;
+    const arena::GrowthPolicy before = growth;
     const std::size_t bytes = std::min(growth.NextExtension(ask), available);
     Reservation r = ReserveWithBackoff(bytes, ask);
     if (r.ptr == nullptr && ReleaseFreeRegions(/*include_pinned=*/true) > 0) {
@@ -241,6 +242,9 @@ struct BfcArena::Impl {
       r.last_try = retry.last_try;
     }
     if (r.ptr == nullptr) {
+      // Beyond ORT: a refused extension leaves the growth size as it was, so one huge failed
+      // request does not make the next small one ask for (and back off into) most of the device.
+      growth = before;
       failure.kind = FailureKind::kSource;
       failure.attempts = r.attempts;
       failure.first_try = r.first_try;

@@ -129,6 +129,16 @@ TEST(ArenaGrowth, AnAlwaysFailingSourceThrowsAfterABoundedBackoff) {
   EXPECT_EQ(t.arena->GetStats().num_ooms, 3u);
 }
 
+TEST(ArenaGrowth, ARefusedHugeRequestDoesNotInflateTheNextExtension) {
+  arena::SimulatedMemorySource::Options options;
+  options.capacity = 64 * kMiB;
+  SimulatedArena t({}, options);
+  EXPECT_THROW(t.arena->Allocate(std::size_t{1} << 30), OutOfMemory);
+  t.arena->Allocate(kMiB);
+  EXPECT_EQ(t.source->ReservedSizes(), std::vector<std::size_t>{kMiB})
+      << "ORT would now ask for 1 GiB and back off into most of the source";
+}
+
 TEST(ArenaGrowth, BackoffServesTheRequestFromASmallerRegion) {
   SimulatedArena t;
   t.source->FailNext(3);
