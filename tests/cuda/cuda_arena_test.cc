@@ -114,6 +114,19 @@ TEST(DeviceArena, NextPowerOfTwoStopsAtTheCap) {
   EXPECT_EQ(arena->GetStats().bytes_held, 31 * kMiB);
 }
 
+TEST(DeviceArena, SameAsRequestedReusesFreedChunks) {
+  ArenaConfig config;
+  config.arena_extend_strategy = ArenaExtendStrategy::kSameAsRequested;
+  auto arena = cuda::MakeDeviceArena(0, config);
+  for (int run = 0; run < 50; ++run) {
+    std::vector<void*> p;
+    for (std::size_t size : {4 * kMiB, kMiB + 4096, std::size_t{65536}}) p.push_back(arena->Allocate(size));
+    for (void* q : p) arena->Deallocate(q);
+  }
+  EXPECT_EQ(arena->GetStats().num_arena_extensions, 3u);
+  EXPECT_EQ(arena->GetStats().bytes_held, 5 * kMiB + 4096 + 65536);
+}
+
 void BlockUntilSet(void* flag) {
   auto* f = static_cast<std::atomic<bool>*>(flag);
   while (!f->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
