@@ -20,15 +20,18 @@ constexpr std::size_t kMaxExactTensors = 4000;
 constexpr std::chrono::milliseconds kHeuristicCap{250};
 
 // Probes capacities with the exact search: a found plan lowers the upper end, a proof of
-// infeasibility raises the lower end, a timeout tries a looser capacity next. The first
-// probe (at the target) gets `first_share` of the time; later ones half of what is left.
+// infeasibility raises the lower end, and after a timeout the next probes bisect between
+// the highest capacity that timed out and the best arena. The first probe (at the target)
+// gets `first_share` of the time; later ones half of what is left.
 void ImproveExactly(const std::vector<PlanTensor>& tensors, Clock::time_point deadline,
                     std::size_t target, double first_share, Plan& best) {
-  std::size_t lo = std::max(target, best.lower_bound);
-  std::size_t hi = best.arena_size;  // known feasible; we look for something below it
-  std::size_t probe = lo;
+  std::size_t lo = std::max(target, best.lower_bound);  // nothing below is wanted or possible
+  std::size_t hi = best.arena_size;                     // known feasible
+  std::size_t timed_out = 0;                            // highest capacity that timed out
   double share = first_share;
   while (lo < hi) {
+    const std::size_t probe = timed_out < lo ? lo : timed_out + (hi - timed_out) / 2;
+    if (probe >= hi) return;  // every capacity between lo and hi has timed out
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return;
     // Tight probes leave time for looser ones, unless nothing looser is left to try.
@@ -42,12 +45,10 @@ void ImproveExactly(const std::vector<PlanTensor>& tensors, Clock::time_point de
       best = planner::MakePlan(tensors, r.offsets, best.lower_bound, "exact-search");
       hi = best.arena_size;
       if (best.arena_size <= target) return;
-      probe = lo;
     } else if (r.status == planner::ExactStatus::kInfeasible) {
       lo = probe + 1;
-      probe = lo;
     } else {
-      probe = probe + (hi - probe) / 2;
+      timed_out = probe;
     }
   }
 }
@@ -68,8 +69,9 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
       exact ? start + std::min<Clock::duration>(options.budget / 10, kHeuristicCap) : deadline;
   planner::ImproveByOrderings(tensors, overlaps, heuristic_deadline, target, options.seed, best);
   if (exact && best.arena_size > target) {
-    // An explicit capacity is what the caller needs: give it most of the time.
-    const double first_share = options.capacity_target != 0 ? 0.9 : 0.5;
+    // An explicit capacity is what the caller needs: give it most of the time. The lower
+    // bound is often out of reach; bisecting above it needs time too.
+    const double first_share = options.capacity_target != 0 ? 0.9 : 0.25;
     ImproveExactly(tensors, deadline, target, first_share, best);
   }
   return best;

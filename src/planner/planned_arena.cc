@@ -143,7 +143,10 @@ void* PlannedArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexce
   void* ptr = nullptr;
   bool planned = false;
   try {
-    if (run_open_) trace_.reserve(trace_.size() + 1);  // the push below cannot throw then
+    // Grow ahead (geometrically) so that the push below cannot throw.
+    if (run_open_ && trace_.size() == trace_.capacity()) {
+      trace_.reserve(std::max<std::size_t>(256, 2 * trace_.capacity()));
+    }
     ptr = TryServePlannedLocked(bytes, alignment);
     planned = ptr != nullptr;
     std::size_t usable = bytes;
