@@ -185,7 +185,6 @@ LineChart CompareChart(const std::vector<ReplayResult>& results, const std::stri
     }
     chart.series.push_back(std::move(in_use));
   }
-  chart.height = 360 + 16.0 * static_cast<double>(results.size() / 3);
   return chart;
 }
 

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <unordered_map>
 
-#include "memarena/errors.h"
 
 namespace memarena::tools {
 namespace {
