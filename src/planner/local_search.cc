@@ -59,8 +59,8 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
   if (n < 2 || best.arena_size <= target) return;
   Placer placer(tensors, overlaps);
   std::vector<Index> current = SizeOrder(tensors);
-  std::vector<std::size_t> current_offsets = best.offsets;
-  std::size_t current_arena = best.arena_size;
+  std::vector<std::size_t> current_offsets;
+  std::size_t current_arena = placer.Place(current, current_offsets);
   std::vector<std::size_t> trial_offsets;
 
   auto adopt = [&](std::size_t arena, const char* method) {
@@ -85,6 +85,7 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
   std::vector<Index> trial;
   for (std::uint64_t step = 0; Clock::now() < deadline; ++step) {
     trial = current;
+    std::size_t first = 0;  // the order is unchanged before this position
     if (step % 4 != 3) {
       // Move a tensor that touches the top of the arena to an earlier position.
       critical.clear();
@@ -99,11 +100,17 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
       std::rotate(trial.begin() + static_cast<std::ptrdiff_t>(to),
                   trial.begin() + static_cast<std::ptrdiff_t>(from),
                   trial.begin() + static_cast<std::ptrdiff_t>(from) + 1);
+      first = to;
     } else {
       // A random swap keeps the walk from circling on one plateau.
-      std::swap(trial[rng() % n], trial[rng() % n]);
+      const std::size_t a = rng() % n;
+      const std::size_t b = rng() % n;
+      std::swap(trial[a], trial[b]);
+      first = std::min(a, b);
     }
-    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena);
+    // The unchanged prefix keeps its offsets: only the rest is placed again.
+    trial_offsets = current_offsets;
+    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena, first);
     if (arena > current_arena) continue;
     adopt(arena, "local-search");
     current.swap(trial);

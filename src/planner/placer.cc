@@ -10,11 +10,14 @@ Placer::Placer(const std::vector<PlanTensor>& tensors,
     : tensors_(tensors), overlaps_(overlaps), rank_(tensors.size(), 0) {}
 
 std::size_t Placer::Place(const std::vector<Index>& order, std::vector<std::size_t>& offsets,
-                          std::size_t give_up_above) {
-  offsets.assign(tensors_.size(), 0);
+                          std::size_t give_up_above, std::size_t first) {
+  if (first == 0) offsets.assign(tensors_.size(), 0);
   for (std::size_t pos = 0; pos < order.size(); ++pos) rank_[order[pos]] = pos;
   std::size_t arena = 0;
-  for (std::size_t pos = 0; pos < order.size(); ++pos) {
+  for (std::size_t pos = 0; pos < first; ++pos) {
+    arena = std::max(arena, offsets[order[pos]] + tensors_[order[pos]].size);
+  }
+  for (std::size_t pos = first; pos < order.size(); ++pos) {
     const Index i = order[pos];
     const PlanTensor& t = tensors_[i];
     spans_.clear();

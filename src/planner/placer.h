@@ -19,9 +19,12 @@ class Placer {
   // gap, among already placed tensors that overlap it in time, that fits it with its
   // alignment (lowest such gap on ties), else on top of them. Writes `offsets`; returns
   // the arena size. Stops early, returning a value above `give_up_above`, once the arena
-  // exceeds it (offsets are then incomplete).
+  // exceeds it (offsets are then incomplete). With `first` > 0, `offsets` must already
+  // hold the placement of order[0, first) (as an earlier Place of an order sharing that
+  // prefix left it), and only the rest is placed.
   std::size_t Place(const std::vector<Index>& order, std::vector<std::size_t>& offsets,
-                    std::size_t give_up_above = static_cast<std::size_t>(-1));
+                    std::size_t give_up_above = static_cast<std::size_t>(-1),
+                    std::size_t first = 0);
 
  private:
   struct Span {
