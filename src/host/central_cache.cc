@@ -1,6 +1,8 @@
 // CentralCache: batch transfer of objects between thread caches and spans.
 #include "host/central_cache.h"
 
+#include <algorithm>
+
 #include "host/check.h"
 
 namespace memarena::host {
@@ -27,6 +29,13 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     ++taken;
   };
   SpinLockHolder hold(list.lock);
+  if (static_cast<std::uint32_t>(count) == info.batch && list.num_batches != 0) {
+    const Batch& batch = list.batches[--list.num_batches];
+    list.free_objects -= info.batch;
+    *head = batch.head;
+    *tail = batch.tail;
+    return count;
+  }
   while (taken < count) {
     Span* span = list.spans.Head();
     if (span == nullptr) {
@@ -62,10 +71,39 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
   return taken;
 }
 
-void CentralCache::Insert(std::size_t cls, void* head, int count) noexcept {
+std::size_t CentralCache::BatchSlots(std::size_t cls) noexcept {
+  const SizeClassInfo& info = ClassInfo(cls);
+  return std::min(kMaxBatches, kTransferBytes / (std::size_t{info.batch} * info.size));
+}
+
+void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count) noexcept {
   ClassList& list = lists_[cls];
-  const std::size_t objects_per_span = ClassInfo(cls).objects;
   SpinLockHolder hold(list.lock);
+  if (static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
+      list.num_batches < BatchSlots(cls)) {
+    list.batches[list.num_batches++] = Batch{head, tail};
+    list.free_objects += static_cast<std::size_t>(count);
+    return;
+  }
+  InsertObjects(list, cls, head, count);
+}
+
+void CentralCache::Drain() noexcept {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    ClassList& list = lists_[cls];
+    SpinLockHolder hold(list.lock);
+    const int count = static_cast<int>(ClassInfo(cls).batch);
+    while (list.num_batches != 0) {
+      const Batch batch = list.batches[--list.num_batches];
+      list.free_objects -= static_cast<std::size_t>(count);
+      InsertObjects(list, cls, batch.head, count);
+    }
+  }
+}
+
+void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
+                                 int count) noexcept {
+  const std::size_t objects_per_span = ClassInfo(cls).objects;
   for (int i = 0; i < count; ++i) {
     void* object = head;
     head = NextOf(object);

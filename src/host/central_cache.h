@@ -1,6 +1,8 @@
 // CentralCache: one locked free list per size class, between the thread caches and the
 // page heap. Objects move in batches; a span whose objects are all free goes back to the
-// page heap at once, so the central lists never sit on whole free spans.
+// page heap at once, so the central lists never sit on whole free spans. A few whole
+// batches are kept as they came (a transfer cache, after tcmalloc): a batch freed on one
+// thread and allocated on another then moves in O(1), without touching span metadata.
 #pragma once
 
 #include <cstddef>
@@ -26,10 +28,15 @@ class CentralCache {
   // *failure saying why.
   int Remove(std::size_t cls, int count, void** head, void** tail, Failure* failure) noexcept;
 
-  // Gives back `count` objects of class `cls` linked through their first word.
-  void Insert(std::size_t cls, void* head, int count) noexcept;
+  // Gives back `count` objects of class `cls` linked through their first word from
+  // `head` to `tail` (whose link is nullptr).
+  void Insert(std::size_t cls, void* head, void* tail, int count) noexcept;
 
-  // Free objects of class `cls` held here (on span free lists or not yet carved).
+  // Returns every batch of the transfer cache to its spans, so whole free spans reach the
+  // page heap (before a release, or under ceiling pressure).
+  void Drain() noexcept;
+
+  // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved).
   std::size_t FreeObjects(std::size_t cls) const noexcept;
 
   // Fork handlers take every class lock, in class order.
@@ -37,11 +44,24 @@ class CentralCache {
   void UnlockAll() noexcept;
 
  private:
-  struct alignas(64) ClassList {  // one cache line each: classes do not contend
+  static constexpr std::size_t kMaxBatches = 16;
+  // Bytes one class's transfer cache may pin; big classes keep fewer batches (or none).
+  static constexpr std::size_t kTransferBytes = std::size_t{128} << 10;
+
+  struct Batch {
+    void* head;
+    void* tail;
+  };
+  struct alignas(64) ClassList {  // cache-line aligned: classes do not contend
     mutable SpinLock lock;
     SpanList spans;  // spans of this class with a free or never-used object
     std::size_t free_objects = 0;
+    std::size_t num_batches = 0;
+    Batch batches[kMaxBatches] = {};
   };
+
+  static std::size_t BatchSlots(std::size_t cls) noexcept;
+  void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept;
 
   PageHeap* heap_;
   Pagemap* pagemap_;

@@ -22,7 +22,7 @@ namespace memarena::host {
 namespace {
 
 constexpr std::uint32_t kMaxListLength = 8192;
-constexpr std::size_t kDefaultThreadCacheBytes = std::size_t{4} << 20;
+constexpr std::size_t kDefaultThreadCacheBytes = std::size_t{4} << 20;  // HostConfig's default
 
 // Translation-unit copies of the class tables: internal linkage lets the fast path address
 // them RIP-relative instead of through the GOT (the library is position-independent).
@@ -107,7 +107,7 @@ void ReleaseFromList(ThreadCache* tc, std::size_t cls, std::uint32_t count) noex
   list.length.store(length - count, std::memory_order_relaxed);
   NextObject(last) = nullptr;
   AddOwned<std::int64_t>(tc->net_out[cls], -static_cast<std::int64_t>(count));
-  g_central.Insert(cls, head, static_cast<int>(count));
+  g_central.Insert(cls, head, last, static_cast<int>(count));
 }
 
 void SetMaxLength(ThreadCache* tc, std::size_t cls, std::uint32_t max_length) noexcept {
@@ -298,13 +298,8 @@ void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) n
 }
 
 // Ceiling pressure: give back what this thread caches, ask the others to do the same, and
-// return every free span to the OS before the one retry.
-void Relieve() noexcept {
-  if (ThreadCache* tc = t_cache) FlushAll(tc);
-  const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
-  g_page_heap.ReleaseFree();
-}
+// return every free span to the OS (ReleaseUnused) before the one retry.
+void Relieve() noexcept { ReleaseUnused(); }
 
 [[gnu::noinline]] void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
   if (alignment == 0) alignment = kMinAlign;
@@ -352,7 +347,7 @@ void FreeLarge(void* ptr) noexcept {
     NextObject(ptr) = nullptr;
     g_registry.net_out[cls].fetch_sub(1, std::memory_order_relaxed);
     g_small_in_use.fetch_sub(static_cast<std::int64_t>(kSizes[cls]), std::memory_order_relaxed);
-    g_central.Insert(cls, ptr, 1);
+    g_central.Insert(cls, ptr, ptr, 1);
     return;
   }
   ThreadCache::List& list = tc->lists[cls];
@@ -437,6 +432,7 @@ std::size_t ReleaseUnused() noexcept {
   if (ThreadCache* tc = t_cache) FlushAll(tc);
   const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
+  g_central.Drain();
   return g_page_heap.ReleaseFree();
 }
 

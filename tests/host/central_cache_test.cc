@@ -1,0 +1,86 @@
+// The central cache over a private page heap: batches in and out, the transfer cache,
+// draining, and whole free spans going back to the page heap.
+#include "host/central_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+
+#include "host/page_heap.h"
+#include "host/pagemap.h"
+
+namespace memarena::host {
+namespace {
+
+constexpr std::size_t kClass = 4;  // 64-byte objects
+
+class CentralCacheTest : public ::testing::Test {
+ protected:
+  int Take(int count, void** head, void** tail) {
+    Failure failure = Failure::kNone;
+    return central_.Remove(kClass, count, head, tail, &failure);
+  }
+  static int Length(void* head) {
+    int n = 0;
+    for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) ++n;
+    return n;
+  }
+
+  std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
+  PageHeap heap_{pagemap_.get(), std::size_t{1} << 20};
+  CentralCache central_{&heap_, pagemap_.get()};
+};
+
+TEST_F(CentralCacheTest, RemoveCarvesDistinctObjectsOfTheClassFromOneSpan) {
+  const int batch = static_cast<int>(ClassInfo(kClass).batch);
+  void* head = nullptr;
+  void* tail = nullptr;
+  ASSERT_EQ(Take(batch, &head, &tail), batch);
+  EXPECT_EQ(Length(head), batch);
+  EXPECT_EQ(*static_cast<void**>(tail), nullptr);
+  std::set<void*> seen;
+  for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) {
+    EXPECT_TRUE(seen.insert(p).second);
+    EXPECT_EQ(pagemap_->ClassOf(p), kClass);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % ClassSize(kClass), 0u);
+  }
+  EXPECT_EQ(heap_.Stats().in_use, ClassInfo(kClass).pages * kPageSize);
+  EXPECT_EQ(central_.FreeObjects(kClass), ClassInfo(kClass).objects - batch);
+  central_.Insert(kClass, head, tail, batch);
+  central_.Drain();
+  // Every object is back: the span went back to the page heap as a free span.
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
+  EXPECT_EQ(central_.FreeObjects(kClass), 0u);
+  EXPECT_EQ(heap_.CheckInvariants(), nullptr);
+}
+
+TEST_F(CentralCacheTest, WholeBatchesPassThroughTheTransferCacheUntouched) {
+  const int batch = static_cast<int>(ClassInfo(kClass).batch);
+  void* head = nullptr;
+  void* tail = nullptr;
+  ASSERT_EQ(Take(batch, &head, &tail), batch);
+  central_.Insert(kClass, head, tail, batch);
+  EXPECT_EQ(central_.FreeObjects(kClass), ClassInfo(kClass).objects);
+  EXPECT_EQ(heap_.Stats().in_use, ClassInfo(kClass).pages * kPageSize)
+      << "a cached batch keeps its span in use until drained";
+  void* again_head = nullptr;
+  void* again_tail = nullptr;
+  ASSERT_EQ(Take(batch, &again_head, &again_tail), batch);
+  EXPECT_EQ(again_head, head);  // the same chain, handed over whole
+  EXPECT_EQ(again_tail, tail);
+  central_.Insert(kClass, again_head, again_tail, batch);
+  central_.Drain();
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
+}
+
+TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
+  void* head = nullptr;
+  void* tail = nullptr;
+  ASSERT_EQ(Take(3, &head, &tail), 3);
+  central_.Insert(kClass, head, tail, 3);
+  EXPECT_EQ(heap_.Stats().in_use, 0u) << "the span's last object came back";
+}
+
+}  // namespace
+}  // namespace memarena::host
