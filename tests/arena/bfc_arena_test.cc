@@ -226,6 +226,9 @@ TEST(BfcArena, TheReleaseRegistryReachesTheArena) {
   EXPECT_GE(common::ReleaseAllRegistered(), 3 * kMiB);
   EXPECT_EQ(t.arena->GetStats().bytes_held, 0u);
   EXPECT_EQ(t.source->held(), 0u);
+  t.arena->Deallocate(t.arena->Allocate(2 * kMiB));
+  EXPECT_GE(memarena::ReleaseUnusedSpans(), 2 * kMiB) << "the public free function";
+  EXPECT_EQ(t.source->held(), 0u);
 }
 
 TEST(BfcArena, DestructionGivesEveryRangeBack) {
