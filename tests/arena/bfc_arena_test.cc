@@ -10,6 +10,7 @@
 #include "arena/chunk_store.h"
 #include "arena_test_util.h"
 #include "common/release_registry.h"
+#include "memarena/host.h"
 
 namespace memarena::testing {
 namespace {
