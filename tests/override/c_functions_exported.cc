@@ -23,34 +23,73 @@ void* __libc_memalign(std::size_t alignment, std::size_t size) noexcept;
 namespace memarena::testing {
 namespace {
 
+// if/else rather than ?: throughout: clang 14 evaluates both arms of a ?: whose arms are
+// void calls of replaceable deallocation functions, which frees the block twice.
 void* NewObject(std::size_t size, std::size_t alignment, bool array) {
   const auto a = static_cast<std::align_val_t>(alignment);
-  if (alignment == 0) return array ? ::operator new[](size) : ::operator new(size);
-  return array ? ::operator new[](size, a) : ::operator new(size, a);
+  if (alignment == 0) {
+    if (array) return ::operator new[](size);
+    return ::operator new(size);
+  }
+  if (array) return ::operator new[](size, a);
+  return ::operator new(size, a);
 }
 
 void* NewNothrow(std::size_t size, std::size_t alignment, bool array) {
   const auto a = static_cast<std::align_val_t>(alignment);
   if (alignment == 0) {
-    return array ? ::operator new[](size, std::nothrow) : ::operator new(size, std::nothrow);
+    if (array) return ::operator new[](size, std::nothrow);
+    return ::operator new(size, std::nothrow);
   }
-  return array ? ::operator new[](size, a, std::nothrow) : ::operator new(size, a, std::nothrow);
+  if (array) return ::operator new[](size, a, std::nothrow);
+  return ::operator new(size, a, std::nothrow);
+}
+
+void DeleteUnaligned(void* p, std::size_t size, bool array, int form) {
+  if (form == 0) {
+    if (array) {
+      ::operator delete[](p);
+    } else {
+      ::operator delete(p);
+    }
+  } else if (form == 1) {
+    if (array) {
+      ::operator delete[](p, size);
+    } else {
+      ::operator delete(p, size);
+    }
+  } else if (array) {
+    ::operator delete[](p, std::nothrow);
+  } else {
+    ::operator delete(p, std::nothrow);
+  }
+}
+
+void DeleteAligned(void* p, std::size_t size, std::align_val_t a, bool array, int form) {
+  if (form == 0) {
+    if (array) {
+      ::operator delete[](p, a);
+    } else {
+      ::operator delete(p, a);
+    }
+  } else if (form == 1) {
+    if (array) {
+      ::operator delete[](p, size, a);
+    } else {
+      ::operator delete(p, size, a);
+    }
+  } else if (array) {
+    ::operator delete[](p, a, std::nothrow);
+  } else {
+    ::operator delete(p, a, std::nothrow);
+  }
 }
 
 void DeleteObject(void* p, std::size_t size, std::size_t alignment, bool array, int form) {
-  const auto a = static_cast<std::align_val_t>(alignment);
   if (alignment == 0) {
-    switch (form) {
-      case 0: return array ? ::operator delete[](p) : ::operator delete(p);
-      case 1: return array ? ::operator delete[](p, size) : ::operator delete(p, size);
-      default: return array ? ::operator delete[](p, std::nothrow) : ::operator delete(p, std::nothrow);
-    }
-  }
-  switch (form) {
-    case 0: return array ? ::operator delete[](p, a) : ::operator delete(p, a);
-    case 1: return array ? ::operator delete[](p, size, a) : ::operator delete(p, size, a);
-    default:
-      return array ? ::operator delete[](p, a, std::nothrow) : ::operator delete(p, a, std::nothrow);
+    DeleteUnaligned(p, size, array, form);
+  } else {
+    DeleteAligned(p, size, static_cast<std::align_val_t>(alignment), array, form);
   }
 }
 
