@@ -48,24 +48,22 @@ std::string ErrorOf(const char* text) {
 }
 
 TEST(ArenaConfig, ErrorsNameTheKeyAndWhatIsAllowed) {
-  std::string e = ErrorOf("max_memory:1GiB");
-  EXPECT_NE(e.find("max_memory"), std::string::npos) << e;
-  EXPECT_NE(e.find("max_power_of_two_extend_bytes"), std::string::npos) << e;
-
-  e = ErrorOf("arena_extend_strategy:kDoubling");
-  EXPECT_NE(e.find("arena_extend_strategy"), std::string::npos) << e;
-  EXPECT_NE(e.find("kSameAsRequested"), std::string::npos) << e;
-
-  e = ErrorOf("max_mem:lots");
-  EXPECT_NE(e.find("max_mem"), std::string::npos) << e;
-  EXPECT_NE(e.find("GiB"), std::string::npos) << e;
-
-  e = ErrorOf("initial_chunk_size_bytes:0");
-  EXPECT_NE(e.find("initial_chunk_size_bytes"), std::string::npos) << e;
-  EXPECT_NE(e.find("positive"), std::string::npos) << e;
-
-  e = ErrorOf("max_power_of_two_extend_bytes:100");
-  EXPECT_NE(e.find("at least 256"), std::string::npos) << e;
+  struct Case {
+    const char* text;
+    const char* key;      // the key the message must name
+    const char* allowed;  // and a word of what is allowed
+  };
+  for (const Case& c : {Case{"max_memory:1GiB", "max_memory", "max_power_of_two_extend_bytes"},
+                        Case{"arena_extend_strategy:kDoubling", "arena_extend_strategy",
+                             "kSameAsRequested"},
+                        Case{"max_mem:lots", "max_mem", "GiB"},
+                        Case{"initial_chunk_size_bytes:0", "initial_chunk_size_bytes", "positive"},
+                        Case{"max_power_of_two_extend_bytes:100", "max_power_of_two_extend_bytes",
+                             "at least 256"}}) {
+    const std::string e = ErrorOf(c.text);
+    EXPECT_NE(e.find(c.key), std::string::npos) << c.text << " -> " << e;
+    EXPECT_NE(e.find(c.allowed), std::string::npos) << c.text << " -> " << e;
+  }
 }
 
 TEST(ArenaConfig, TheArenaRejectsAnInvalidConfig) {
