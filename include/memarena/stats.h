@@ -45,7 +45,7 @@ struct AllocatorStats {
   std::uint64_t bytes_released = 0;        // total bytes given back
   std::uint64_t num_ooms = 0;              // failed allocations
   std::uint64_t num_arena_extensions = 0;  // arena growth steps (BFC)
-  std::uint64_t num_arena_shrinkages = 0;  // ReleaseUnusedSpans calls that freed something (BFC)
+  std::uint64_t num_arena_shrinkages = 0;  // regions freed by shrinking (BFC; ORT counts one per region)
   std::size_t max_alloc_size = 0;          // largest single allocation served
 
   // Host allocator only: one entry per size class, num_size_classes of them valid.

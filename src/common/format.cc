@@ -65,7 +65,7 @@ std::string OutOfMemoryMessage(std::string_view allocator_name, std::size_t requ
                                std::size_t alignment, const AllocatorStats& s,
                                std::string_view reason, std::string_view advice) {
   return fmt::format(
-      "memarena: {} could not allocate {} (alignment {}): {}. In use {}, requested {}, held {}, "
+      "memarena: {} could not allocate {} (alignment {}): {}; in use {}, requested {}, held {}, "
       "limit {}, releasable {}, largest free block {}, fragmentation {:.1f}%. {}",
       allocator_name, FormatBytes(requested), alignment, reason, FormatBytes(s.bytes_in_use),
       FormatBytes(s.bytes_requested), FormatBytes(s.bytes_held), LimitText(s.limit_bytes),

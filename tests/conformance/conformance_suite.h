@@ -53,7 +53,9 @@ TYPED_TEST_P(AllocatorConformance, ZeroSizeIsNullOrUniqueAndFreeable) {
   auto alloc = TypeParam::Make(0);
   void* a = alloc->Allocate(0);
   void* b = alloc->Allocate(0);
-  if (a != nullptr && b != nullptr) EXPECT_NE(a, b);
+  if (a != nullptr && b != nullptr) {
+    EXPECT_NE(a, b);
+  }
   void* c = alloc->TryAllocate(0);
   alloc->Deallocate(a);
   alloc->Deallocate(b);
@@ -125,7 +127,9 @@ TYPED_TEST_P(AllocatorConformance, RandomWorkloadKeepsEveryByte) {
       live.push_back({p, n, next_id++});
     } else {
       const std::size_t i = rng() % live.size();
-      if (host) ASSERT_TRUE(this->Verify(live[i].p, live[i].n, live[i].id)) << "block corrupted";
+      if (host) {
+        ASSERT_TRUE(this->Verify(live[i].p, live[i].n, live[i].id)) << "block corrupted";
+      }
       alloc->Deallocate(live[i].p);
       live[i] = live.back();
       live.pop_back();
@@ -139,7 +143,9 @@ TYPED_TEST_P(AllocatorConformance, RandomWorkloadKeepsEveryByte) {
     }
   }
   for (const Block& b : live) {
-    if (host) ASSERT_TRUE(this->Verify(b.p, b.n, b.id));
+    if (host) {
+      ASSERT_TRUE(this->Verify(b.p, b.n, b.id));
+    }
     alloc->Deallocate(b.p);
   }
   const AllocatorStats after = alloc->GetStats();
