@@ -2,8 +2,9 @@
 # Whole-process comparison of memarena against glibc, jemalloc, tcmalloc (gperftools) and
 # mimalloc. Runs every program of bench/workloads under each allocator via LD_PRELOAD,
 # alternating between allocators (the order rotates every repetition, so drift on a busy
-# machine hits all of them alike), and prints per workload the median wall time, the median
-# peak RSS and the ratio of each to the best of the four peers.
+# machine hits all of them alike), and prints per workload the median wall time (and the
+# fastest run, the figure least disturbed by other load), the median peak RSS and the ratio
+# of each median to the best of the four peers.
 #
 # Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD ..."] [-o FILE]
 #   -b  build directory (default: build; configured here if it has no CMakeCache.txt)
@@ -11,6 +12,7 @@
 #   -s  work scale passed to every workload (default 1)
 #   -w  workloads (default: larson churn prodcons realloc_grow mixed_heap testsuite)
 #   -o  also write the raw measurements (workload allocator seconds rss_kib status) to FILE
+#   -i  print the table of such a FILE again, without running anything
 # Installs libjemalloc-dev, libgoogle-perftools-dev and libmimalloc-dev with apt-get when
 # one is missing (as root, or through sudo).
 set -euo pipefail
@@ -22,14 +24,16 @@ reps=5
 scale=1
 workloads="larson churn prodcons realloc_grow mixed_heap testsuite"
 raw_out=""
-while getopts "b:r:s:w:o:h" opt; do
+raw_in=""
+while getopts "b:r:s:w:o:i:h" opt; do
   case $opt in
     b) build=$OPTARG ;;
     r) reps=$OPTARG ;;
     s) scale=$OPTARG ;;
     w) workloads=$OPTARG ;;
     o) raw_out=$OPTARG ;;
-    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    i) raw_in=$OPTARG ;;
+    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 
@@ -47,55 +51,60 @@ peers_present() {
     [ -n "$(find_lib libmimalloc.so.2 libmimalloc.so)" ]
 }
 
-if ! peers_present; then
-  echo "compare.sh: installing the peer allocators (jemalloc, gperftools, mimalloc)" >&2
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev >&2
-  peers_present || { echo "compare.sh: a peer allocator is still missing" >&2; exit 1; }
-fi
-
 names=(glibc jemalloc tcmalloc mimalloc memarena)
-libs=(
-  ""
-  "$(find_lib libjemalloc.so.2)"
-  "$(find_lib libtcmalloc_minimal.so.4)"
-  "$(find_lib libmimalloc.so.2 libmimalloc.so)"
-  "$(cd "$root" && realpath -m "$build")/src/override/libmemarena_malloc.so"
-)
+if [ -n "$raw_in" ]; then
+  raw=$raw_in
+  reps=$(awk -v w="$(echo $workloads | cut -d' ' -f1)" '$1 == w && $2 == "glibc"' "$raw" | wc -l)
+else
+  if ! peers_present; then
+    echo "compare.sh: installing the peer allocators (jemalloc, gperftools, mimalloc)" >&2
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev >&2
+    peers_present || { echo "compare.sh: a peer allocator is still missing" >&2; exit 1; }
+  fi
 
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEMARENA_BUILD_TESTS=OFF >&2
-fi
-cmake --build "$build" -j"$(nproc)" --target memarena_malloc memarena_workloads >&2
-bin=$(realpath "$build")/bench/workloads
+  libs=(
+    ""
+    "$(find_lib libjemalloc.so.2)"
+    "$(find_lib libtcmalloc_minimal.so.4)"
+    "$(find_lib libmimalloc.so.2 libmimalloc.so)"
+    "$(cd "$root" && realpath -m "$build")/src/override/libmemarena_malloc.so"
+  )
 
-raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
-n=${#names[@]}
-for ((rep = 0; rep < reps; rep++)); do
-  for w in $workloads; do
-    for ((k = 0; k < n; k++)); do
-      i=$(((k + rep) % n))
-      preload=()
-      [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
-      read -r secs rss status < <("$bin/workload_measure" "${preload[@]}" -- \
-        "$bin/workload_$w" "$scale")
-      echo "$w ${names[$i]} $secs $rss $status" >>"$raw"
-      printf '\r%s rep %d/%d %-14s %-9s %6.2f s' "compare.sh:" $((rep + 1)) "$reps" "$w" \
-        "${names[$i]}" "$secs" >&2
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DMEMARENA_BUILD_TESTS=OFF >&2
+  fi
+  cmake --build "$build" -j"$(nproc)" --target memarena_malloc memarena_workloads >&2
+  bin=$(realpath "$build")/bench/workloads
+
+  raw=$(mktemp)
+  trap 'rm -f "$raw"' EXIT
+  n=${#names[@]}
+  for ((rep = 0; rep < reps; rep++)); do
+    for w in $workloads; do
+      for ((k = 0; k < n; k++)); do
+        i=$(((k + rep) % n))
+        preload=()
+        [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
+        read -r secs rss status < <("$bin/workload_measure" "${preload[@]}" -- \
+          "$bin/workload_$w" "$scale")
+        echo "$w ${names[$i]} $secs $rss $status" >>"$raw"
+        printf '\r%s rep %d/%d %-14s %-9s %6.2f s' "compare.sh:" $((rep + 1)) "$reps" "$w" \
+          "${names[$i]}" "$secs" >&2
+      done
     done
   done
-done
-echo >&2
-[ -n "$raw_out" ] && cp "$raw" "$raw_out"
+  echo >&2
+  [ -n "$raw_out" ] && cp "$raw" "$raw_out"
+fi
 
 echo "bench/compare.sh -r $reps -s $scale ($(nproc) CPUs, $(date -u +%Y-%m-%d), medians of $reps)"
 echo
-echo "| workload | allocator | wall s | peak RSS MiB | time / best peer | RSS / best peer |"
-echo "|---|---|---:|---:|---:|---:|"
+echo "| workload | allocator | wall s | fastest s | peak RSS MiB | time / best peer | RSS / best peer |"
+echo "|---|---|---:|---:|---:|---:|---:|"
 sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]}" '
   function median(list,   a, m, t, i, j) {
     m = split(list, a, " ")
@@ -103,6 +112,7 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]
     return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
   }
   { key = $1 SUBSEP $2; secs[key] = secs[key] " " $3; rss[key] = rss[key] " " $4
+    if (!(key in fastest) || $3 < fastest[key]) fastest[key] = $3
     if ($5 != 0) failed[key] = 1 }
   END {
     nw = split(order, ws, " "); na = split(allocs, as, " ")
@@ -121,8 +131,8 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]
         note = (key in failed) ? " FAILED" : ""
         if (as[a] == "memarena" && !(key in failed))
           note = (t[a] <= best_t && r[a] <= 1.1 * best_r) ? " (meets the bar)" : " (misses the bar)"
-        printf "| %s | %s%s | %.3f | %.1f | %.2f | %.2f |\n", ws[w], as[a], note, t[a], r[a],
-               t[a] / best_t, r[a] / best_r
+        printf "| %s | %s%s | %.3f | %.3f | %.1f | %.2f | %.2f |\n", ws[w], as[a], note, t[a],
+               fastest[key], r[a], t[a] / best_t, r[a] / best_r
       }
     }
   }'

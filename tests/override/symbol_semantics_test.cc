@@ -195,7 +195,7 @@ TEST(DropinSymbols, PosixMemalignReturnsErrorsWithoutTouchingErrnoOrOutput) {
   F().free(out);
 }
 
-TEST(DropinSymbols, MemallignVallocPvallocFollowGlibc) {
+TEST(DropinSymbols, MemalignVallocPvallocFollowGlibc) {
   void* small = F().memalign(8, 100);
   ASSERT_NE(small, nullptr);
   EXPECT_TRUE(IsAligned(small, 16));
