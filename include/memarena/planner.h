@@ -176,10 +176,11 @@ struct PlannedArenaOptions {
 // (ONNX Runtime's mem pattern). Between BeginRun(shapes) and EndRun():
 //  - with a cached pattern for `shapes`, the k-th allocation of the run is served at the
 //    k-th planned offset inside one block from the upstream allocator, but only when its
-//    size equals the planned size exactly and its alignment is met; any other request
-//    (and every request after the first mismatch) goes to the upstream allocator;
+//    size equals the planned size exactly, its alignment is met and no planned tensor
+//    still live occupies those bytes; the first request that differs sends it and the
+//    rest of the run to the upstream allocator, and EndRun re-plans from this run;
 //  - without one, every request goes to the upstream allocator and the run is recorded;
-//    EndRun plans the trace and caches it for `shapes`.
+//    EndRun plans the trace (PlanBest, options.plan_budget) and caches it for `shapes`.
 // Outside a run every request goes to the upstream allocator. When a run needs a block
 // of a different size, the old block is returned to the upstream before the new one is
 // taken, so memory never doubles (ONNX Runtime issue #14477). Thread-safe (one mutex).
