@@ -75,7 +75,10 @@ bool SetCeiling(std::size_t bytes) {
   return host::SetCeiling(bytes);
 }
 
-std::size_t Ceiling() noexcept { return host::Ceiling(); }
+std::size_t Ceiling() noexcept {
+  HostAllocator();  // a ceiling from MEMARENA_CONF counts even before first use
+  return host::Ceiling();
+}
 
 std::size_t ReleaseUnusedSpans() {
   HostAllocator();
