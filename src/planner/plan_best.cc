@@ -16,8 +16,11 @@ using Clock = std::chrono::steady_clock;
 
 // The exact search recurses once per buffer; beyond this it is not worth the stack.
 constexpr std::size_t kMaxExactTensors = 4000;
-// When the exact search follows, the heuristics get a tenth of the budget, at most this.
+// When the exact search follows, the heuristics first get a tenth of the budget, at most
+// this. Above kSmallProblem tensors the exact search often runs out of time, so it stops
+// at three quarters of the budget and the local search gets the rest.
 constexpr std::chrono::milliseconds kHeuristicCap{250};
+constexpr std::size_t kSmallProblem = 1000;
 
 // Probes capacities with the exact search: a found plan lowers the upper end, a proof of
 // infeasibility raises the lower end, and after a timeout the next probes bisect between
@@ -69,10 +72,15 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
       exact ? start + std::min<Clock::duration>(options.budget / 10, kHeuristicCap) : deadline;
   planner::ImproveByOrderings(tensors, overlaps, heuristic_deadline, target, options.seed, best);
   if (exact && best.arena_size > target) {
+    const bool small = tensors.size() <= kSmallProblem;
+    const Clock::time_point exact_deadline = small ? deadline : start + options.budget * 3 / 4;
     // An explicit capacity is what the caller needs: give it most of the time. The lower
     // bound is often out of reach; bisecting above it needs time too.
     const double first_share = options.capacity_target != 0 ? 0.9 : 0.25;
-    ImproveExactly(tensors, deadline, target, first_share, best);
+    ImproveExactly(tensors, exact_deadline, target, first_share, best);
+    if (!small && best.arena_size > target) {
+      planner::ImproveByOrderings(tensors, overlaps, deadline, target, options.seed + 1, best);
+    }
   }
   return best;
 }
