@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/text.h"
 #include "platform/os.h"
 
 namespace memarena {
@@ -168,26 +169,9 @@ std::uint64_t TraceLog::dropped_rows() const noexcept {
 namespace memarena {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+using common::SplitCsvFields;
+using common::Trim;
 
-// Splits one CSV line on commas (the format has no quoting).
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    fields.push_back(Trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
 
 // Parses the whole of `text` as an unsigned number; hex when it starts with 0x.
 bool ParseUnsigned(std::string_view text, std::uint64_t& value) {
@@ -247,7 +231,7 @@ struct Columns {
 
 Columns ParseHeader(std::string_view line, std::string_view source) {
   Columns c;
-  const auto fields = SplitFields(line);
+  const auto fields = SplitCsvFields(line);
   c.count = fields.size();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const std::string_view f = fields[i];
@@ -288,7 +272,7 @@ std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view sour
       have_header = true;
       continue;
     }
-    const auto fields = SplitFields(line);
+    const auto fields = SplitCsvFields(line);
     auto fail = [&](std::string_view what, std::string_view value) {
       return TraceError(fmt::format("{}:{}: {} '{}' in line '{}'", source, line_number, what,
                                     value, line));
