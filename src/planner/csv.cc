@@ -7,29 +7,14 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "common/text.h"
 #include "memarena/planner.h"
 
 namespace memarena {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = line.find(',', start);
-    fields.push_back(Trim(line.substr(start, comma - start)));
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
-  }
-}
+using common::SplitCsvFields;
+using common::Trim;
 
 [[noreturn]] void Fail(std::size_t line, std::string_view what) {
   throw std::invalid_argument(fmt::format("memarena planner CSV line {}: {}", line, what));
@@ -66,7 +51,7 @@ PlanCsv ReadPlanCsv(std::istream& in) {
     if (!Trim(line).empty()) break;
   }
   if (Trim(line).empty()) Fail(line_number, "empty input; expected the header id,lower,upper,size");
-  const std::vector<std::string_view> header = SplitFields(line);
+  const std::vector<std::string_view> header = SplitCsvFields(line);
   num_fields = header.size();
   for (std::size_t f = 0; f < header.size(); ++f) {
     bool known = false;
@@ -94,7 +79,7 @@ PlanCsv ReadPlanCsv(std::istream& in) {
   while (std::getline(in, line)) {
     ++line_number;
     if (Trim(line).empty()) continue;
-    const std::vector<std::string_view> fields = SplitFields(line);
+    const std::vector<std::string_view> fields = SplitCsvFields(line);
     if (fields.size() != num_fields) {
       Fail(line_number, fmt::format("{} fields where the header has {}", fields.size(), num_fields));
     }
