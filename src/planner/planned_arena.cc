@@ -287,7 +287,7 @@ std::size_t PlannedArena::ReleaseUnusedSpans() {
 std::string PlannedArena::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
   return common::OutOfMemoryMessage(
       name(), bytes, alignment, GetStats(),
-      fmt::format("the upstream allocator '{}' could not serve it (in use and held below "
+      fmt::format("the upstream allocator '{}' could not serve it (in use and held "
                   "count the pattern block plus requests sent upstream)",
                   upstream_.name()),
       fmt::format("Requests outside the pattern go to the upstream allocator '{}': raise its "
