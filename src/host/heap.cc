@@ -22,6 +22,7 @@ namespace memarena::host {
 namespace {
 
 constexpr std::uint32_t kMaxListLength = 8192;
+constexpr std::size_t kListShareOfCache = 4;
 constexpr std::size_t kDefaultThreadCacheBytes = std::size_t{4} << 20;  // HostConfig's default
 
 // Translation-unit copies of the class tables: internal linkage lets the fast path address
@@ -144,6 +145,12 @@ bool TryGrow(ThreadCache* tc, std::size_t cls, std::uint32_t by) noexcept {
   by = std::min(by, kMaxListLength - std::min(kMaxListLength, list.max_length));
   if (by == 0) return false;
   const std::size_t bytes = std::size_t{by} * kSizes[cls];
+  // One list may take at most 1/kListShareOfCache of the budget: a list of big objects
+  // that kept growing would otherwise fill the cache and halve every list (a walk over
+  // all classes) again and again.
+  if ((std::size_t{list.max_length} * kSizes[cls] + bytes) * kListShareOfCache > tc->max_bytes) {
+    return false;
+  }
   if (tc->capacity_bytes + bytes > tc->max_bytes) {
     Shrink(tc);
     if (tc->capacity_bytes + bytes > tc->max_bytes) return false;
@@ -301,14 +308,19 @@ void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) n
 // return every free span to the OS (ReleaseUnused) before the one retry.
 void Relieve() noexcept { ReleaseUnused(); }
 
-[[gnu::noinline]] void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+// One attempt, without relief; nullptr for an alignment that is not a power of two.
+void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
   if (alignment == 0) alignment = kMinAlign;
   if ((alignment & (alignment - 1)) != 0) return nullptr;
   Failure failure = Failure::kNone;
-  void* ptr = AllocateOnce(bytes, alignment, &failure);
-  if (ptr != nullptr) return ptr;
+  return AllocateOnce(bytes, alignment, &failure);
+}
+
+[[gnu::noinline]] void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  void* ptr = AllocateChecked(bytes, alignment);
+  if (ptr != nullptr || (alignment & (alignment - 1)) != 0) return ptr;
   Relieve();
-  ptr = AllocateOnce(bytes, alignment, &failure);
+  ptr = AllocateChecked(bytes, alignment);
   if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
   return ptr;
 }
@@ -378,6 +390,10 @@ void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
     }
   }
   return AllocateSlow(bytes, alignment);
+}
+
+void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept {
+  return AllocateChecked(bytes, alignment);
 }
 
 void Free(void* ptr) noexcept {
@@ -450,6 +466,7 @@ AllocatorStats Stats() noexcept {
   std::uint64_t allocs[kNumClasses + 1];
   std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
   std::size_t cached = 0;
+  std::size_t largest_free_object = 0;  // in a thread cache or a central list
   {
     SpinLockHolder hold(g_registry.lock);
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
@@ -462,6 +479,8 @@ AllocatorStats Stats() noexcept {
         allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
         live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
         cached += std::size_t{length} * kSizes[cls];
+        if (length != 0) largest_free_object = std::max<std::size_t>(largest_free_object,
+                                                                       kSizes[cls]);
       }
     }
   }
@@ -479,7 +498,9 @@ AllocatorStats Stats() noexcept {
     c.num_frees = allocs[cls] > in_use ? allocs[cls] - in_use : 0;
     c.bytes_in_use = static_cast<std::size_t>(in_use) * c.size;
     small_in_use += c.bytes_in_use;
-    central_free += g_central.FreeObjects(cls) * c.size;
+    const std::size_t central_objects = g_central.FreeObjects(cls);
+    central_free += central_objects * c.size;
+    if (central_objects != 0) largest_free_object = std::max(largest_free_object, c.size);
     s.num_allocs += c.num_allocs;
     s.num_frees += c.num_frees;
     if (allocs[cls] != 0) largest_class_used = c.size;
@@ -489,15 +510,20 @@ AllocatorStats Stats() noexcept {
   s.bytes_requested = small_in_use + g_page_heap.LargeRequested();
   s.bytes_held = heap.held;
   s.bytes_releasable = heap.free_committed;
-  s.largest_free_block = heap.largest_free_committed;
+  // The largest block a request could get without committing pages: a free span, or, when
+  // every free byte sits in cached and central objects, the largest such object.
+  s.largest_free_block = std::max(heap.largest_free_committed, largest_free_object);
   const std::size_t free_inside_held = heap.free_committed + cached + central_free;
   s.fragmentation = free_inside_held == 0
                         ? 0.0
-                        : 1.0 - static_cast<double>(heap.largest_free_committed) /
+                        : 1.0 - static_cast<double>(s.largest_free_block) /
                                     static_cast<double>(free_inside_held);
-  s.peak_bytes_in_use = std::max(g_peak_in_use.load(std::memory_order_relaxed), s.bytes_in_use);
-  s.peak_bytes_requested =
-      std::max(g_peak_requested.load(std::memory_order_relaxed), s.bytes_requested);
+  // The exact in-use figure computed here also raises the lazily folded peaks, so a peak
+  // read later never falls below an in-use figure already reported.
+  UpdateMax(g_peak_in_use, s.bytes_in_use);
+  UpdateMax(g_peak_requested, s.bytes_requested);
+  s.peak_bytes_in_use = g_peak_in_use.load(std::memory_order_relaxed);
+  s.peak_bytes_requested = g_peak_requested.load(std::memory_order_relaxed);
   s.peak_bytes_held = heap.peak_held;
   s.limit_bytes = heap.ceiling;
   s.num_allocs += heap.large_allocs;

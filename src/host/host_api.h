@@ -15,6 +15,11 @@ namespace memarena::host {
 // cache has an object.
 void* Allocate(std::size_t bytes, std::size_t alignment) noexcept;
 
+// Like Allocate, for an attempt the caller can do without (realloc's headroom): on
+// failure it returns nullptr at once, without releasing memory and without counting an
+// out-of-memory event.
+void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept;
+
 // Frees a block from Allocate. nullptr is a no-op.
 void Free(void* ptr) noexcept;
 

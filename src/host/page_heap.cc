@@ -268,22 +268,52 @@ void PageHeap::Delete(Span* span) noexcept {
   span->state = SpanState::kFree;
   span->size_class = 0;
   MergeAndInsert(span);
+  if (++deletes_since_scavenge_ >= kScavengeInterval) {
+    deletes_since_scavenge_ = 0;
+    ScavengeLocked();
+  }
   CheckIfEnabled();
+}
+
+std::size_t PageHeap::KeptFreeBound() const noexcept {
+  const std::size_t relative = in_use_bytes_ / kKeptFreeDivisor;
+  return relative > kMinKeptFree ? relative : kMinKeptFree;
+}
+
+// Committed free spans beyond the bound go back to the OS, largest first: the small ones
+// are the likeliest to be reused soon, and one syscall returns a large span whole.
+// Under a ceiling the threshold release of New governs instead (and keeps free spans for
+// reuse until held nears the ceiling).
+void PageHeap::ScavengeLocked() noexcept {
+  const std::size_t bound = KeptFreeBound();
+  if (free_bytes_[0] <= bound || Ceiling() != 0) return;
+  std::size_t released = 0;
+  while (free_bytes_[0] > bound && !large_[0].Empty()) {
+    released += Decommit(large_[0].Head());
+  }
+  for (std::size_t n = kMaxPages; n > 0 && free_bytes_[0] > bound; --n) {
+    SpanList& list = free_[0][n];
+    while (free_bytes_[0] > bound && !list.Empty()) released += Decommit(list.Head());
+  }
+  bytes_released_ += released;
+}
+
+// Returns a committed free span's pages to the OS; it then merges with returned neighbours.
+std::size_t PageHeap::Decommit(Span* span) noexcept {
+  const std::size_t bytes = span->Bytes();
+  Unlink(span);
+  platform::DecommitPages(span->Start(), bytes);
+  ++num_releases_;
+  held_.fetch_sub(bytes, std::memory_order_relaxed);
+  span->state = SpanState::kReturned;
+  MergeAndInsert(span);
+  return bytes;
 }
 
 std::size_t PageHeap::ReleaseFreeLocked() noexcept {
   std::size_t released = 0;
   auto release_list = [&](SpanList& list) {
-    while (!list.Empty()) {
-      Span* span = list.Head();
-      Unlink(span);
-      platform::DecommitPages(span->Start(), span->Bytes());
-      released += span->Bytes();
-      ++num_releases_;
-      held_.fetch_sub(span->Bytes(), std::memory_order_relaxed);
-      span->state = SpanState::kReturned;
-      MergeAndInsert(span);
-    }
+    while (!list.Empty()) released += Decommit(list.Head());
   };
   for (std::size_t n = 1; n <= kMaxPages; ++n) release_list(free_[0][n]);
   release_list(large_[0]);

@@ -82,6 +82,12 @@ class PageHeap {
 
  private:
   static constexpr int kStates = 2;  // free lists for kFree and kReturned
+  // Without a ceiling, committed free spans beyond max(kMinKeptFree, in use /
+  // kKeptFreeDivisor) are returned to the OS, largest first, checked once every
+  // kScavengeInterval frees of a span (amortized; never on the thread-cache fast path).
+  static constexpr std::size_t kMinKeptFree = std::size_t{8} << 20;
+  static constexpr std::size_t kKeptFreeDivisor = 4;
+  static constexpr std::uint32_t kScavengeInterval = 64;
   static constexpr std::size_t kMaxSpareRecords = 16;
 
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
@@ -93,6 +99,9 @@ class PageHeap {
   void Unlink(Span* span) noexcept;
   SpanList& ListFor(SpanState state, std::size_t pages) noexcept;
   std::size_t ReleaseFreeLocked() noexcept;
+  std::size_t Decommit(Span* span) noexcept;
+  std::size_t KeptFreeBound() const noexcept;
+  void ScavengeLocked() noexcept;
   bool ReserveHeld(std::size_t bytes) noexcept;
   void CheckIfEnabled() const noexcept;
   void CountNew(Span* span, std::size_t requested) noexcept;
@@ -113,6 +122,7 @@ class PageHeap {
   std::uint64_t num_reserves_ = 0;
   std::uint64_t num_releases_ = 0;
   std::uint64_t bytes_released_ = 0;
+  std::uint32_t deletes_since_scavenge_ = 0;
   // Large-block counters live under the heap lock, which New/Delete hold anyway: no extra
   // atomic read-modify-write on the large path. The two atomics are only written there.
   std::uint64_t large_allocs_ = 0;

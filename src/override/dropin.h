@@ -86,7 +86,9 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
   void* fresh = nullptr;
   if (bytes > usable) {
     const std::size_t roomy = usable + usable / 2;
-    if (roomy > bytes) fresh = host::Allocate(roomy, kMallocAlignment);
+    // Headroom is a wish: under a ceiling a refused attempt must not release memory or
+    // count as an out-of-memory event.
+    if (roomy > bytes) fresh = host::AllocateIfAvailable(roomy, kMallocAlignment);
   }
   if (fresh == nullptr) fresh = host::Allocate(bytes, kMallocAlignment);
   if (fresh == nullptr) [[unlikely]] return FailAllocation(bytes);

@@ -230,7 +230,10 @@ TEST(HostThreads, AnotherThreadsCacheFlushesAtItsNextSlowPathAfterARelease) {
   };
   std::thread other([&] {
     std::vector<void*> blocks;
-    for (int i = 0; i < 3000; ++i) blocks.push_back(Allocate(1000, 0));
+    // One list may hold a quarter of the 4 MiB cache: three classes of ~1 MiB each.
+    for (int i = 0; i < 1000; ++i) {
+      for (const std::size_t size : {700, 1000, 1300}) blocks.push_back(Allocate(size, 0));
+    }
     for (void* p : blocks) Free(p);  // ~3 MiB now cached by this thread
     advance();                       // -> 1
     wait_for(2);

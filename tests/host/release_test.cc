@@ -44,8 +44,12 @@ TEST(Release, ResidentMemoryDropsAfterReleaseUnusedSpans) {
     total += n;
   }
   const std::size_t rss_peak = platform::ResidentBytes();
+  const std::uint64_t released_before = host.GetStats().bytes_released;
   for (void* p : blocks) host.Deallocate(p);
+  // Without a ceiling the page heap already returns free spans beyond a bound as they
+  // are freed; ReleaseUnusedSpans() returns the rest.
   const std::size_t released = ReleaseUnusedSpans();
+  const std::uint64_t released_total = host.GetStats().bytes_released - released_before;
   const std::size_t rss_after = platform::ResidentBytes();
   ASSERT_GE(rss_peak - rss_before, kTarget * 9 / 10) << "the workload's memory is not resident";
   // Under TSAN the workload also adds shadow memory (several times its size) that only
@@ -54,7 +58,7 @@ TEST(Release, ResidentMemoryDropsAfterReleaseUnusedSpans) {
   const std::size_t dropped = rss_peak > rss_after ? rss_peak - rss_after : 0;
   EXPECT_GE(dropped * 10, added * 9) << "RSS before " << rss_before << ", peak " << rss_peak
                                      << ", after " << rss_after << ", released " << released;
-  EXPECT_GE(released, kTarget * 9 / 10);
+  EXPECT_GE(released_total, kTarget * 9 / 10);
   const AllocatorStats s = host.GetStats();
   EXPECT_EQ(s.bytes_releasable, 0u);
   EXPECT_GT(s.num_releases, 0u);
