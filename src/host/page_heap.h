@@ -36,6 +36,12 @@ class PageHeap {
  public:
   static constexpr std::size_t kMaxPages = 128;  // exact-size free lists up to 1 MiB
   static constexpr std::size_t kDefaultGrowBytes = std::size_t{256} << 20;
+  // Without a ceiling, committed free spans beyond max(kMinKeptFree, in use /
+  // kKeptFreeDivisor) are returned to the OS, largest first, checked once every
+  // kScavengeInterval frees of a span (amortized; never on the thread-cache fast path).
+  static constexpr std::size_t kMinKeptFree = std::size_t{8} << 20;
+  static constexpr std::size_t kKeptFreeDivisor = 4;
+  static constexpr std::uint32_t kScavengeInterval = 64;
 
   // `grow_bytes`: the size of each address-space reservation (requests above it get one
   // of their own). Reserving address space does not count as held.
@@ -82,12 +88,6 @@ class PageHeap {
 
  private:
   static constexpr int kStates = 2;  // free lists for kFree and kReturned
-  // Without a ceiling, committed free spans beyond max(kMinKeptFree, in use /
-  // kKeptFreeDivisor) are returned to the OS, largest first, checked once every
-  // kScavengeInterval frees of a span (amortized; never on the thread-cache fast path).
-  static constexpr std::size_t kMinKeptFree = std::size_t{8} << 20;
-  static constexpr std::size_t kKeptFreeDivisor = 4;
-  static constexpr std::uint32_t kScavengeInterval = 64;
   static constexpr std::size_t kMaxSpareRecords = 16;
 
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;

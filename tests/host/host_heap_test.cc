@@ -141,6 +141,26 @@ TEST(HostStats, ReleasableAndFragmentationDescribeFreeSpans) {
   ExpectHeapConsistent();
 }
 
+TEST(HostStats, LargestFreeBlockCountsCachedObjectsWhenNoSpanIsFree) {
+  ReleaseUnused();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(Allocate(40000, 0));
+  const std::size_t object = UsableSize(blocks[0]);
+  for (void* p : blocks) Free(p);  // they stay in this thread's cache
+  const AllocatorStats s = Stats();
+  EXPECT_GE(s.largest_free_block, object);
+  EXPECT_LT(s.fragmentation, 1.0);
+  ReleaseUnused();
+}
+
+TEST(HostStats, PeakInUseNeverFallsBelowAnInUseFigureAlreadyReported) {
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(Allocate(10 << 10, 0));
+  const std::size_t in_use = Stats().bytes_in_use;
+  for (void* p : blocks) Free(p);
+  EXPECT_GE(Stats().peak_bytes_in_use, in_use);
+}
+
 TEST(HostThreads, AnExitingThreadFlushesItsCache) {
   ReleaseUnused();
   std::thread worker([] {

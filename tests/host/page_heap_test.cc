@@ -216,5 +216,32 @@ TEST(Pagemap, LeavesAreCreatedOnDemandAcrossLeafBoundaries) {
   EXPECT_FALSE(pagemap->Ensure(std::uintptr_t{1} << (Pagemap::kAddressBits - kPageShift), 1));
 }
 
+TEST_F(PageHeapTest, FreeSpansBeyondTheBoundGoBackWithoutACeiling) {
+  constexpr std::size_t kPages = 32;
+  constexpr std::size_t kSpans = 2 * PageHeap::kScavengeInterval;
+  static_assert(kSpans * kPages * kPageSize > 2 * PageHeap::kMinKeptFree);
+  std::vector<Span*> spans;
+  for (std::size_t i = 0; i < kSpans; ++i) spans.push_back(New(kPages));
+  for (Span* span : spans) heap_.Delete(span);
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_LE(s.free_committed, PageHeap::kMinKeptFree);
+  EXPECT_EQ(s.held, s.free_committed);
+  EXPECT_GT(s.num_releases, 0u);
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, UnderACeilingFreeSpansStayForReuse) {
+  constexpr std::size_t kPages = 32;
+  constexpr std::size_t kSpans = 2 * PageHeap::kScavengeInterval;
+  ASSERT_TRUE(heap_.TrySetCeiling(std::size_t{1} << 30));
+  std::vector<Span*> spans;
+  for (std::size_t i = 0; i < kSpans; ++i) spans.push_back(New(kPages));
+  for (Span* span : spans) heap_.Delete(span);
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.free_committed, kSpans * kPages * kPageSize);
+  EXPECT_EQ(s.num_releases, 0u);
+  ExpectConsistent();
+}
+
 }  // namespace
 }  // namespace memarena::host
