@@ -126,20 +126,32 @@ void FlushAll(ThreadCache* tc) noexcept {
   }
 }
 
-// Halves every list's bound (and its contents beyond it) to make room under max_bytes.
-void Shrink(ThreadCache* tc) noexcept {
-  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+// Makes room for `bytes` more capacity by halving other lists' bounds, round robin from
+// where the last steal stopped, until enough is free (as tcmalloc's thread cache does).
+// Halving every list at once instead made a cache that is often full walk all classes
+// at each miss. Returns whether the room is there.
+bool Steal(ThreadCache* tc, std::size_t keep_cls, std::size_t bytes) noexcept {
+  // Hopeless when even the whole capacity of the other lists would not do: say so without
+  // walking them (a cache whose budget one list fills would walk every class per miss).
+  const std::size_t kept = std::size_t{tc->lists[keep_cls].max_length} * kSizes[keep_cls];
+  if (kept + bytes > tc->max_bytes) return false;
+  for (std::size_t visited = 0; visited < kNumClasses; ++visited) {
+    if (tc->capacity_bytes + bytes <= tc->max_bytes) return true;
+    const std::size_t cls = tc->next_victim;
+    tc->next_victim = cls == kNumClasses ? 1 : static_cast<std::uint32_t>(cls + 1);
     ThreadCache::List& list = tc->lists[cls];
+    if (cls == keep_cls || list.max_length == 0) continue;
     const std::uint32_t max_length = list.max_length / 2;
     const std::uint32_t length = list.length.load(std::memory_order_relaxed);
     if (length > max_length) ReleaseFromList(tc, cls, length - max_length);
     SetMaxLength(tc, cls, max_length);
     Fold(tc, cls);
   }
+  return tc->capacity_bytes + bytes <= tc->max_bytes;
 }
 
-// Raises list `cls`'s bound by `by` objects if the cache's byte bound allows, shrinking
-// the other lists first when it is full.
+// Raises list `cls`'s bound by `by` objects if the cache's byte bound allows, taking
+// capacity from other lists first when it is full.
 bool TryGrow(ThreadCache* tc, std::size_t cls, std::uint32_t by) noexcept {
   ThreadCache::List& list = tc->lists[cls];
   by = std::min(by, kMaxListLength - std::min(kMaxListLength, list.max_length));
@@ -151,10 +163,7 @@ bool TryGrow(ThreadCache* tc, std::size_t cls, std::uint32_t by) noexcept {
   if ((std::size_t{list.max_length} * kSizes[cls] + bytes) * kListShareOfCache > tc->max_bytes) {
     return false;
   }
-  if (tc->capacity_bytes + bytes > tc->max_bytes) {
-    Shrink(tc);
-    if (tc->capacity_bytes + bytes > tc->max_bytes) return false;
-  }
+  if (!Steal(tc, cls, bytes)) return false;
   SetMaxLength(tc, cls, list.max_length + by);
   return true;
 }

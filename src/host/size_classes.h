@@ -39,13 +39,13 @@ constexpr std::array<SizeClassInfo, kNumClasses + 1> BuildClasses() {
     }
     SizeClassInfo& c = classes[++n];
     c.size = static_cast<std::uint32_t>(size);
-    // Spans of about 16 objects (at least 4 pages, at most 256 KiB: each class keeps a
-    // partly used span, and 24 classes above 32 KiB with 1 MiB spans held 24 MiB for
-    // 7 MiB in use in the testsuite workload), grown until the tail
-    // left over after the last object is at most 1/8 of the span.
+    // Spans of about 16 objects (at least 4 pages, at most 128 KiB: each class keeps a
+    // partly used span, and the 24 classes above 32 KiB with 1 MiB spans held 24 MiB for
+    // 7 MiB in use in the testsuite workload), grown until the tail left over after the
+    // last object is at most 1/8 of the span.
     std::size_t target = size * 16;
     if (target < 4 * kPageSize) target = 4 * kPageSize;
-    if (target > (std::size_t{256} << 10)) target = std::size_t{256} << 10;
+    if (target > (std::size_t{128} << 10)) target = std::size_t{128} << 10;
     std::size_t pages = (target + kPageSize - 1) / kPageSize;
     while ((pages * kPageSize) % size > (pages * kPageSize) / 8) ++pages;
     c.pages = static_cast<std::uint32_t>(pages);

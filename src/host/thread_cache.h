@@ -33,6 +33,7 @@ struct alignas(64) ThreadCache {
   std::size_t capacity_bytes = 0;  // sum of max_length * size
   std::size_t max_bytes = 0;       // HostConfig::thread_cache_bytes when last synced
   std::uint64_t seen_epoch = 0;    // last flush request honoured
+  std::uint32_t next_victim = 1;   // where the next steal of list capacity starts
   ThreadCache* next = nullptr;     // registry of live caches
   ThreadCache* prev = nullptr;
 };
