@@ -23,5 +23,9 @@ install(FILES ${PROJECT_BINARY_DIR}/memarenaConfig.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/memarena)
 # memarena.pc finds its prefix relative to itself, so `cmake --install --prefix` works.
 file(RELATIVE_PATH MEMARENA_PC_UP /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+set(MEMARENA_PC_EXTRA_LIBS "")
+if(MEMARENA_SANITIZE)
+  set(MEMARENA_PC_EXTRA_LIBS "-fsanitize=${MEMARENA_SANITIZE}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/memarena.pc.in ${PROJECT_BINARY_DIR}/memarena.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/memarena.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
