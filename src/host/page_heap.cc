@@ -151,6 +151,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
     pagemap_->SetEnds(span);
   }
   in_use_bytes_ += span->Bytes();
+  TickWindow();
   return span;
 }
 
@@ -259,6 +260,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
 void PageHeap::Delete(Span* span) noexcept {
   SpinLockHolder hold(lock_);
   if (kChecked && span->state != SpanState::kInUse) HeapCorrupted("Delete of a free span");
+  TickWindow();  // before the drop: the peak includes this span
   in_use_bytes_ -= span->Bytes();
   if (span->size_class == 0) {
     ++large_frees_;
@@ -276,8 +278,17 @@ void PageHeap::Delete(Span* span) noexcept {
 }
 
 std::size_t PageHeap::KeptFreeBound() const noexcept {
-  const std::size_t relative = in_use_bytes_ / kKeptFreeDivisor;
-  return relative > kMinKeptFree ? relative : kMinKeptFree;
+  const std::size_t peak = window_peak_ > prev_window_peak_ ? window_peak_ : prev_window_peak_;
+  const std::size_t regrow = peak > in_use_bytes_ ? peak - in_use_bytes_ : 0;
+  return regrow > kMinKeptFree ? regrow : kMinKeptFree;
+}
+
+void PageHeap::TickWindow() noexcept {
+  if (in_use_bytes_ > window_peak_) window_peak_ = in_use_bytes_;
+  if (++window_ops_ < kWindowOps) return;
+  window_ops_ = 0;
+  prev_window_peak_ = window_peak_;
+  window_peak_ = in_use_bytes_;
 }
 
 // Committed free spans beyond the bound go back to the OS, largest first: the small ones

@@ -36,12 +36,15 @@ class PageHeap {
  public:
   static constexpr std::size_t kMaxPages = 128;  // exact-size free lists up to 1 MiB
   static constexpr std::size_t kDefaultGrowBytes = std::size_t{256} << 20;
-  // Without a ceiling, committed free spans beyond max(kMinKeptFree, in use /
-  // kKeptFreeDivisor) are returned to the OS, largest first, checked once every
+  // Without a ceiling, committed free spans beyond max(kMinKeptFree, recent peak of in-use
+  // span bytes - in use now) are returned to the OS, largest first, checked once every
   // kScavengeInterval frees of a span (amortized; never on the thread-cache fast path).
+  // "Recent" is this window of kWindowOps page-heap operations and the one before: a
+  // program that frees and reallocates the same amount keeps its pages committed (no
+  // decommit/fault cycle), one that stopped needing them gives them back.
   static constexpr std::size_t kMinKeptFree = std::size_t{8} << 20;
-  static constexpr std::size_t kKeptFreeDivisor = 4;
   static constexpr std::uint32_t kScavengeInterval = 64;
+  static constexpr std::uint32_t kWindowOps = 4096;
 
   // `grow_bytes`: the size of each address-space reservation (requests above it get one
   // of their own). Reserving address space does not count as held.
@@ -102,6 +105,7 @@ class PageHeap {
   std::size_t Decommit(Span* span) noexcept;
   std::size_t KeptFreeBound() const noexcept;
   void ScavengeLocked() noexcept;
+  void TickWindow() noexcept;
   bool ReserveHeld(std::size_t bytes) noexcept;
   void CheckIfEnabled() const noexcept;
   void CountNew(Span* span, std::size_t requested) noexcept;
@@ -123,6 +127,9 @@ class PageHeap {
   std::uint64_t num_releases_ = 0;
   std::uint64_t bytes_released_ = 0;
   std::uint32_t deletes_since_scavenge_ = 0;
+  std::uint32_t window_ops_ = 0;
+  std::size_t window_peak_ = 0;       // in-use span bytes, highest in this window
+  std::size_t prev_window_peak_ = 0;  // and in the previous one
   // Large-block counters live under the heap lock, which New/Delete hold anyway: no extra
   // atomic read-modify-write on the large path. The two atomics are only written there.
   std::uint64_t large_allocs_ = 0;

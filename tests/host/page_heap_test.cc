@@ -216,13 +216,18 @@ TEST(Pagemap, LeavesAreCreatedOnDemandAcrossLeafBoundaries) {
   EXPECT_FALSE(pagemap->Ensure(std::uintptr_t{1} << (Pagemap::kAddressBits - kPageShift), 1));
 }
 
-TEST_F(PageHeapTest, FreeSpansBeyondTheBoundGoBackWithoutACeiling) {
+TEST_F(PageHeapTest, FreeSpansNotNeededRecentlyGoBackWithoutACeiling) {
   constexpr std::size_t kPages = 32;
   constexpr std::size_t kSpans = 2 * PageHeap::kScavengeInterval;
   static_assert(kSpans * kPages * kPageSize > 2 * PageHeap::kMinKeptFree);
   std::vector<Span*> spans;
   for (std::size_t i = 0; i < kSpans; ++i) spans.push_back(New(kPages));
   for (Span* span : spans) heap_.Delete(span);
+  // Freed and needed again soon (the recent peak): they stay committed.
+  EXPECT_EQ(heap_.Stats().num_releases, 0u);
+  EXPECT_EQ(heap_.Stats().free_committed, kSpans * kPages * kPageSize);
+  // Two windows of small traffic later the peak is no longer recent: all but the bound go.
+  for (std::uint32_t i = 0; i < PageHeap::kWindowOps; ++i) heap_.Delete(New(1));
   const PageHeapStats s = heap_.Stats();
   EXPECT_LE(s.free_committed, PageHeap::kMinKeptFree);
   EXPECT_EQ(s.held, s.free_committed);
