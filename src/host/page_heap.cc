@@ -279,8 +279,8 @@ void PageHeap::Delete(Span* span) noexcept {
 
 std::size_t PageHeap::KeptFreeBound() const noexcept {
   const std::size_t peak = window_peak_ > prev_window_peak_ ? window_peak_ : prev_window_peak_;
-  const std::size_t regrow = peak > in_use_bytes_ ? peak - in_use_bytes_ : 0;
-  return regrow > kMinKeptFree ? regrow : kMinKeptFree;
+  // What the program needed recently beyond what it uses now, plus a fixed allowance.
+  return kMinKeptFree + (peak > in_use_bytes_ ? peak - in_use_bytes_ : 0);
 }
 
 void PageHeap::TickWindow() noexcept {
