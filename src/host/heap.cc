@@ -22,7 +22,7 @@ namespace memarena::host {
 namespace {
 
 constexpr std::uint32_t kMaxListLength = 8192;
-constexpr std::size_t kListShareOfCache = 4;
+constexpr std::size_t kListShareOfCache = 2;
 constexpr std::size_t kDefaultThreadCacheBytes = std::size_t{4} << 20;  // HostConfig's default
 
 // Translation-unit copies of the class tables: internal linkage lets the fast path address
