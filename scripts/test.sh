@@ -12,9 +12,9 @@ if [[ -n "${SANITIZE:-}" ]]; then
   extra=(-DMEMARENA_SANITIZE="$SANITIZE" -DMEMARENA_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
 else
   build=${BUILD_DIR:-build}
-  extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMARENA_BUILD_BENCH=ON)
 fi
-cmake -S . -B "$build" "${extra[@]}" ${CMAKE_ARGS:-}
+cmake -S . -B "$build" -DMEMARENA_BUILD_TESTS=ON "${extra[@]}" ${CMAKE_ARGS:-}
 cmake --build "$build" -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
