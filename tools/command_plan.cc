@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <fstream>
+#include <sstream>
 
 #include "charts.h"
 #include "commands.h"
@@ -59,9 +59,9 @@ int Run(const ParsedArgs& args) {
                                                   FormatBytes(plan.arena_size), plan.Ratio())));
   }
   if (const auto out = args.Value("--write")) {
-    std::ofstream file(*out);
-    if (!file) throw std::runtime_error(fmt::format("cannot write {}", *out));
-    WritePlanCsv(file, csv.tensors, &plan);
+    std::ostringstream text;
+    WritePlanCsv(text, csv.tensors, &plan);
+    WriteTextFile(*out, text.str());  // says why when the file cannot be written
   }
   if (args.Flag("--json")) {
     fmt::print(
