@@ -1,6 +1,8 @@
-// N inference sessions of TinyModel: each with ORT's own CPU arena (ORT's default) against
-// all of them on one memarena BfcArena registered with the environment. Reports the peak
-// bytes held by the arenas and the time per Run.
+// N inference sessions of TinyModel: each with ORT's own CPU arena (ORT's default), all on
+// one ORT arena shared through the environment (CreateAndRegisterAllocator), and all on one
+// memarena BfcArena registered with the environment (RegisterAllocator), each shared arena
+// with OrtArenaCfg's defaults and with kSameAsRequested. Reports the peak bytes held by the
+// arenas (from ORT's and memarena's own stats) and the CPU time per Run.
 //   cmake --build build --target ort_runtime ort_shared_bench
 //   build/bench/ort/ort_shared_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -117,18 +119,65 @@ void SharedMemarenaArena(benchmark::State& state, const memarena::ArenaConfig& c
   state.counters["peak_held_MiB"] = static_cast<double>(arena.GetStats().peak_bytes_held) / (1 << 20);
 }
 
-// OrtArenaCfg's defaults (kNextPowerOfTwo from 1 MiB), as ORT's own arenas use them.
-void BM_SharedMemarenaArena(benchmark::State& state) { SharedMemarenaArena(state, {}); }
+// One ORT arena for all sessions, configured from the same ArenaConfig.
+void SharedOrtArena(benchmark::State& state, const memarena::ArenaConfig& config) {
+  std::string reason;
+  Runtime* runtime = LoadRuntime(reason);
+  if (runtime == nullptr) return state.SkipWithError(reason.c_str());
+  const OrtApi* api = runtime->api();
+  const auto models = Models(static_cast<int>(state.range(0)));
+  std::vector<const char*> keys;
+  std::vector<std::size_t> values;
+  const auto entries = memarena::ort::OrtArenaCfgFromArenaConfig(config);
+  for (const auto& entry : entries) {
+    keys.push_back(entry.key.c_str());
+    values.push_back(static_cast<std::size_t>(entry.value));
+  }
+  OrtArenaCfg* arena_cfg = nullptr;
+  memarena::ort::ThrowIfError(api, abi::Get<abi::CreateArenaCfgV2Fn>(api, abi::Entry::kCreateArenaCfgV2)(
+      keys.data(), values.data(), keys.size(), &arena_cfg), "CreateArenaCfgV2");
+  OrtMemoryInfo* info = nullptr;
+  memarena::ort::ThrowIfError(api, abi::Get<abi::CreateCpuMemoryInfoFn>(api, abi::Entry::kCreateCpuMemoryInfo)(
+      abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info), "CreateCpuMemoryInfo");
+  memarena::ort::ThrowIfError(api, abi::Get<abi::CreateAndRegisterAllocatorFn>(
+      api, abi::Entry::kCreateAndRegisterAllocator)(runtime->env(), info, arena_cfg),
+      "CreateAndRegisterAllocator");
+  std::size_t held = 0;
+  {
+    std::vector<std::unique_ptr<Session>> sessions;
+    for (const auto& model : models) sessions.push_back(std::make_unique<Session>(*runtime, model, true));
+    RunSessions(state, sessions);
+    held = OrtArenaStat(*runtime, *sessions.front(), "TotalAllocated");  // the one shared arena
+  }
+  memarena::ort::ThrowIfError(api, abi::Get<abi::UnregisterAllocatorFn>(api, abi::Entry::kUnregisterAllocator)(
+      runtime->env(), info), "UnregisterAllocator");
+  abi::Get<abi::ReleaseMemoryInfoFn>(api, abi::Entry::kReleaseMemoryInfo)(info);
+  abi::Get<abi::ReleaseArenaCfgFn>(api, abi::Entry::kReleaseArenaCfg)(arena_cfg);
+  state.counters["peak_held_MiB"] = static_cast<double>(held) / (1 << 20);
+}
 
-// kSameAsRequested: regions of exactly the size asked for.
-void BM_SharedMemarenaArenaSameAsRequested(benchmark::State& state) {
+memarena::ArenaConfig SameAsRequested() {
   memarena::ArenaConfig config;
   config.arena_extend_strategy = memarena::ArenaExtendStrategy::kSameAsRequested;
-  SharedMemarenaArena(state, config);
+  return config;
+}
+
+// OrtArenaCfg's defaults (kNextPowerOfTwo from 1 MiB), as ORT's own arenas use them.
+void BM_SharedOrtArena(benchmark::State& state) { SharedOrtArena(state, {}); }
+void BM_SharedMemarenaArena(benchmark::State& state) { SharedMemarenaArena(state, {}); }
+// kSameAsRequested: regions of exactly the size asked for.
+void BM_SharedOrtArenaSameAsRequested(benchmark::State& state) {
+  SharedOrtArena(state, SameAsRequested());
+}
+void BM_SharedMemarenaArenaSameAsRequested(benchmark::State& state) {
+  SharedMemarenaArena(state, SameAsRequested());
 }
 
 BENCHMARK(BM_PerSessionOrtArenas)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SharedOrtArena)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SharedMemarenaArena)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SharedOrtArenaSameAsRequested)->Arg(1)->Arg(2)->Arg(4)->Arg(8)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SharedMemarenaArenaSameAsRequested)->Arg(1)->Arg(2)->Arg(4)->Arg(8)
     ->Unit(benchmark::kMicrosecond);
 

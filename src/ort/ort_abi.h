@@ -23,6 +23,7 @@ struct OrtRunOptions;
 struct OrtKeyValuePairs;
 struct OrtTensorTypeAndShapeInfo;
 struct OrtAllocator;
+struct OrtArenaCfg;
 
 namespace memarena::ort::abi {
 
@@ -81,6 +82,9 @@ enum class Entry : std::size_t {
   kAddSessionConfigEntry = 130,
   kCreateAllocator = 131,
   kReleaseAllocator = 132,
+  kCreateAndRegisterAllocator = 144,
+  kReleaseArenaCfg = 157,
+  kCreateArenaCfgV2 = 164,
   kRegisterAllocator = 176,
   kUnregisterAllocator = 177,
   kGetSessionConfigEntry = 238,
@@ -131,6 +135,11 @@ using AddSessionConfigEntryFn = OrtStatus* (*)(OrtSessionOptions*, const char* k
 using CreateAllocatorFn = OrtStatus* (*)(const OrtSession*, const OrtMemoryInfo*,
                                          OrtAllocator** out) noexcept;
 using ReleaseAllocatorFn = void (*)(OrtAllocator*) noexcept;
+using CreateAndRegisterAllocatorFn = OrtStatus* (*)(OrtEnv*, const OrtMemoryInfo*,
+                                                    const OrtArenaCfg*) noexcept;
+using ReleaseArenaCfgFn = void (*)(OrtArenaCfg*) noexcept;
+using CreateArenaCfgV2Fn = OrtStatus* (*)(const char* const* keys, const std::size_t* values,
+                                          std::size_t count, OrtArenaCfg** out) noexcept;
 using RegisterAllocatorFn = OrtStatus* (*)(OrtEnv*, OrtAllocator*) noexcept;
 using UnregisterAllocatorFn = OrtStatus* (*)(OrtEnv*, const OrtMemoryInfo*) noexcept;
 using GetSessionConfigEntryFn = OrtStatus* (*)(const OrtSessionOptions*, const char* key,
