@@ -4,7 +4,8 @@
 // with OrtArenaCfg's defaults and with kSameAsRequested. Reports the peak bytes held by the
 // arenas (from ORT's and memarena's own stats) and the CPU time per Run.
 //   cmake --build build --target ort_runtime ort_shared_bench
-//   build/bench/ort/ort_shared_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   build/bench/ort/ort_shared_bench --benchmark_repetitions=5
+//   --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -34,7 +35,7 @@ constexpr std::int64_t kBatches[] = {1, 16, 64, 7};
 // The runtime, loaded once; null (with the reason) when it is not installed.
 Runtime* LoadRuntime(std::string& reason) {
   static std::string skip;
-  static Runtime* runtime = [] () -> Runtime* {
+  static Runtime* runtime = []() -> Runtime* {
     const auto where = memarena::ort::testing::LocateRuntime();
     if (!where.skip_reason.empty()) {
       skip = where.skip_reason + " (build the ort_runtime target)";
@@ -59,7 +60,8 @@ void RunSessions(benchmark::State& state, const std::vector<std::unique_ptr<Sess
   std::size_t step = 0;
   for (auto _ : state) {
     const std::size_t i = step++ % std::size(kBatches);
-    for (const auto& session : sessions) benchmark::DoNotOptimize(session->Run(inputs[i], kBatches[i]));
+    for (const auto& session : sessions)
+      benchmark::DoNotOptimize(session->Run(inputs[i], kBatches[i]));
   }
   state.counters["time_per_run"] = benchmark::Counter(
       static_cast<double>(sessions.size()),
@@ -70,16 +72,19 @@ void RunSessions(benchmark::State& state, const std::vector<std::unique_ptr<Sess
 std::size_t OrtArenaStat(const Runtime& runtime, const Session& session, const char* key) {
   const OrtApi* api = runtime.api();
   OrtMemoryInfo* info = nullptr;
-  memarena::ort::ThrowIfError(api,
+  memarena::ort::ThrowIfError(
+      api,
       abi::Get<abi::CreateCpuMemoryInfoFn>(api, abi::Entry::kCreateCpuMemoryInfo)(
-          abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info), "CreateCpuMemoryInfo");
+          abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info),
+      "CreateCpuMemoryInfo");
   OrtAllocator* allocator = nullptr;
   OrtStatus* status = abi::Get<abi::CreateAllocatorFn>(api, abi::Entry::kCreateAllocator)(
       session.get(), info, &allocator);
   abi::Get<abi::ReleaseMemoryInfoFn>(api, abi::Entry::kReleaseMemoryInfo)(info);
   memarena::ort::ThrowIfError(api, status, "CreateAllocator");
   OrtKeyValuePairs* pairs = nullptr;
-  status = abi::Get<abi::AllocatorGetStatsFn>(api, abi::Entry::kAllocatorGetStats)(allocator, &pairs);
+  status =
+      abi::Get<abi::AllocatorGetStatsFn>(api, abi::Entry::kAllocatorGetStats)(allocator, &pairs);
   abi::Get<abi::ReleaseAllocatorFn>(api, abi::Entry::kReleaseAllocator)(allocator);
   memarena::ort::ThrowIfError(api, status, "AllocatorGetStats");
   const char* value = abi::Get<abi::GetKeyValueFn>(api, abi::Entry::kGetKeyValue)(pairs, key);
@@ -94,7 +99,8 @@ void BM_PerSessionOrtArenas(benchmark::State& state) {
   if (runtime == nullptr) return state.SkipWithError(reason.c_str());
   const auto models = Models(static_cast<int>(state.range(0)));
   std::vector<std::unique_ptr<Session>> sessions;
-  for (const auto& model : models) sessions.push_back(std::make_unique<Session>(*runtime, model, false));
+  for (const auto& model : models)
+    sessions.push_back(std::make_unique<Session>(*runtime, model, false));
   RunSessions(state, sessions);
   // ORT's arena never gives memory back on its own: what it holds now is its peak.
   std::size_t held = 0;
@@ -112,11 +118,13 @@ void SharedMemarenaArena(benchmark::State& state, const memarena::ArenaConfig& c
   memarena::ort::RegisterSharedAllocator(runtime->api(), runtime->env(), adapter);
   {
     std::vector<std::unique_ptr<Session>> sessions;
-    for (const auto& model : models) sessions.push_back(std::make_unique<Session>(*runtime, model, true));
+    for (const auto& model : models)
+      sessions.push_back(std::make_unique<Session>(*runtime, model, true));
     RunSessions(state, sessions);
   }
   memarena::ort::UnregisterSharedAllocator(runtime->api(), runtime->env(), adapter);
-  state.counters["peak_held_MiB"] = static_cast<double>(arena.GetStats().peak_bytes_held) / (1 << 20);
+  state.counters["peak_held_MiB"] =
+      static_cast<double>(arena.GetStats().peak_bytes_held) / (1 << 20);
 }
 
 // One ORT arena for all sessions, configured from the same ArenaConfig.
@@ -134,23 +142,33 @@ void SharedOrtArena(benchmark::State& state, const memarena::ArenaConfig& config
     values.push_back(static_cast<std::size_t>(entry.value));
   }
   OrtArenaCfg* arena_cfg = nullptr;
-  memarena::ort::ThrowIfError(api, abi::Get<abi::CreateArenaCfgV2Fn>(api, abi::Entry::kCreateArenaCfgV2)(
-      keys.data(), values.data(), keys.size(), &arena_cfg), "CreateArenaCfgV2");
+  memarena::ort::ThrowIfError(api,
+                              abi::Get<abi::CreateArenaCfgV2Fn>(api, abi::Entry::kCreateArenaCfgV2)(
+                                  keys.data(), values.data(), keys.size(), &arena_cfg),
+                              "CreateArenaCfgV2");
   OrtMemoryInfo* info = nullptr;
-  memarena::ort::ThrowIfError(api, abi::Get<abi::CreateCpuMemoryInfoFn>(api, abi::Entry::kCreateCpuMemoryInfo)(
-      abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info), "CreateCpuMemoryInfo");
-  memarena::ort::ThrowIfError(api, abi::Get<abi::CreateAndRegisterAllocatorFn>(
-      api, abi::Entry::kCreateAndRegisterAllocator)(runtime->env(), info, arena_cfg),
+  memarena::ort::ThrowIfError(
+      api,
+      abi::Get<abi::CreateCpuMemoryInfoFn>(api, abi::Entry::kCreateCpuMemoryInfo)(
+          abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info),
+      "CreateCpuMemoryInfo");
+  memarena::ort::ThrowIfError(
+      api,
+      abi::Get<abi::CreateAndRegisterAllocatorFn>(api, abi::Entry::kCreateAndRegisterAllocator)(
+          runtime->env(), info, arena_cfg),
       "CreateAndRegisterAllocator");
   std::size_t held = 0;
   {
     std::vector<std::unique_ptr<Session>> sessions;
-    for (const auto& model : models) sessions.push_back(std::make_unique<Session>(*runtime, model, true));
+    for (const auto& model : models)
+      sessions.push_back(std::make_unique<Session>(*runtime, model, true));
     RunSessions(state, sessions);
     held = OrtArenaStat(*runtime, *sessions.front(), "TotalAllocated");  // the one shared arena
   }
-  memarena::ort::ThrowIfError(api, abi::Get<abi::UnregisterAllocatorFn>(api, abi::Entry::kUnregisterAllocator)(
-      runtime->env(), info), "UnregisterAllocator");
+  memarena::ort::ThrowIfError(api,
+                              abi::Get<abi::UnregisterAllocatorFn>(
+                                  api, abi::Entry::kUnregisterAllocator)(runtime->env(), info),
+                              "UnregisterAllocator");
   abi::Get<abi::ReleaseMemoryInfoFn>(api, abi::Entry::kReleaseMemoryInfo)(info);
   abi::Get<abi::ReleaseArenaCfgFn>(api, abi::Entry::kReleaseArenaCfg)(arena_cfg);
   state.counters["peak_held_MiB"] = static_cast<double>(held) / (1 << 20);
@@ -176,9 +194,17 @@ void BM_SharedMemarenaArenaSameAsRequested(benchmark::State& state) {
 BENCHMARK(BM_PerSessionOrtArenas)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SharedOrtArena)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SharedMemarenaArena)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_SharedOrtArenaSameAsRequested)->Arg(1)->Arg(2)->Arg(4)->Arg(8)
+BENCHMARK(BM_SharedOrtArenaSameAsRequested)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_SharedMemarenaArenaSameAsRequested)->Arg(1)->Arg(2)->Arg(4)->Arg(8)
+BENCHMARK(BM_SharedMemarenaArenaSameAsRequested)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -39,10 +39,10 @@ struct Allocator {
   void* (*Alloc)(Allocator* self, std::size_t size);
   void (*Free)(Allocator* self, void* p);
   const OrtMemoryInfo* (*Info)(const Allocator* self);
-  void* (*Reserve)(Allocator* self, std::size_t size);                        // 18
-  OrtStatus* (*GetStats)(const Allocator* self, OrtKeyValuePairs** out);      // 23
-  void* (*AllocOnStream)(Allocator* self, std::size_t size, void* stream);    // 23
-  OrtStatus* (*Shrink)(Allocator* self);                                      // 25
+  void* (*Reserve)(Allocator* self, std::size_t size);                      // 18
+  OrtStatus* (*GetStats)(const Allocator* self, OrtKeyValuePairs** out);    // 23
+  void* (*AllocOnStream)(Allocator* self, std::size_t size, void* stream);  // 23
+  OrtStatus* (*Shrink)(Allocator* self);                                    // 25
 };
 // The OrtAllocator version our adapter fills in: every field above.
 inline constexpr std::uint32_t kAllocatorVersion = 25;
@@ -103,7 +103,8 @@ using GetErrorCodeFn = int (*)(const OrtStatus*) noexcept;
 using GetErrorMessageFn = const char* (*)(const OrtStatus*) noexcept;
 using CreateEnvFn = OrtStatus* (*)(int level, const char* logid, OrtEnv** out) noexcept;
 using CreateSessionFromArrayFn = OrtStatus* (*)(const OrtEnv*, const void* model, std::size_t len,
-                                                const OrtSessionOptions*, OrtSession** out) noexcept;
+                                                const OrtSessionOptions*,
+                                                OrtSession** out) noexcept;
 using RunFn = OrtStatus* (*)(OrtSession*, const OrtRunOptions*, const char* const* input_names,
                              const OrtValue* const* inputs, std::size_t input_count,
                              const char* const* output_names, std::size_t output_count,
@@ -157,7 +158,8 @@ using AllocatorGetStatsFn = OrtStatus* (*)(const OrtAllocator*, OrtKeyValuePairs
 template <typename Fn>
 Fn Get(const OrtApi* api, Entry entry) noexcept {
   using Generic = void (*)();
-  return reinterpret_cast<Fn>(reinterpret_cast<const Generic*>(api)[static_cast<std::size_t>(entry)]);
+  return reinterpret_cast<Fn>(
+      reinterpret_cast<const Generic*>(api)[static_cast<std::size_t>(entry)]);
 }
 
 }  // namespace memarena::ort::abi

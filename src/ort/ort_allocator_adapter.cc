@@ -21,8 +21,8 @@ struct OrtAllocatorAdapter::Impl {
 
   Impl(const OrtApi* ort_api, Allocator& target, OrtAllocatorOptions opts)
       : api(ort_api), allocator(target), options(std::move(opts)) {
-    slot.table = abi::Allocator{abi::kAllocatorVersion, &AllocThunk, &FreeThunk, &InfoThunk,
-                                &ReserveThunk, &GetStatsThunk, nullptr, &ShrinkThunk};
+    slot.table = abi::Allocator{abi::kAllocatorVersion, &AllocThunk,    &FreeThunk, &InfoThunk,
+                                &ReserveThunk,          &GetStatsThunk, nullptr,    &ShrinkThunk};
     slot.owner = this;
   }
 
@@ -41,7 +41,9 @@ struct OrtAllocatorAdapter::Impl {
     }
   }
 
-  static void* AllocThunk(abi::Allocator* self, std::size_t size) { return Of(self).Allocate(size); }
+  static void* AllocThunk(abi::Allocator* self, std::size_t size) {
+    return Of(self).Allocate(size);
+  }
 
   static void* ReserveThunk(abi::Allocator* self, std::size_t size) {
     Impl& impl = Of(self);
@@ -99,9 +101,9 @@ OrtAllocatorAdapter::OrtAllocatorAdapter(const OrtApi* api, Allocator& allocator
                                          OrtAllocatorOptions options) {
   if (api == nullptr) throw std::invalid_argument("memarena: OrtAllocatorAdapter: api is null");
   if (!IsValidAlignment(options.alignment)) {
-    throw std::invalid_argument(fmt::format(
-        "memarena: OrtAllocatorOptions.alignment is {}; it must be a power of two",
-        options.alignment));
+    throw std::invalid_argument(
+        fmt::format("memarena: OrtAllocatorOptions.alignment is {}; it must be a power of two",
+                    options.alignment));
   }
   impl_ = std::make_unique<Impl>(api, allocator, std::move(options));
   // ORT refuses OrtArenaAllocator for user allocators ("reserved for internal arena logic"),
@@ -115,14 +117,17 @@ OrtAllocatorAdapter::OrtAllocatorAdapter(const OrtApi* api, Allocator& allocator
 }
 
 OrtAllocatorAdapter::~OrtAllocatorAdapter() {
-  abi::Get<abi::ReleaseMemoryInfoFn>(impl_->api, abi::Entry::kReleaseMemoryInfo)(impl_->memory_info);
+  abi::Get<abi::ReleaseMemoryInfoFn>(impl_->api,
+                                     abi::Entry::kReleaseMemoryInfo)(impl_->memory_info);
 }
 
 OrtAllocator* OrtAllocatorAdapter::get() noexcept {
   return reinterpret_cast<OrtAllocator*>(&impl_->slot.table);
 }
 
-const OrtMemoryInfo* OrtAllocatorAdapter::memory_info() const noexcept { return impl_->memory_info; }
+const OrtMemoryInfo* OrtAllocatorAdapter::memory_info() const noexcept {
+  return impl_->memory_info;
+}
 
 Allocator& OrtAllocatorAdapter::allocator() const noexcept { return impl_->allocator; }
 

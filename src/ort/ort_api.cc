@@ -24,14 +24,15 @@ const OrtApi* RequireOrtApi(const OrtApiBase* base, std::uint32_t version) {
   }
   // The positions in ort_abi.h are facts of the ABI; check one that is easy to recognise so a
   // table that is not ORT's fails here instead of crashing later.
-  const char* build_info = abi::Get<abi::GetBuildInfoStringFn>(api, abi::Entry::kGetBuildInfoString)();
+  const char* build_info =
+      abi::Get<abi::GetBuildInfoStringFn>(api, abi::Entry::kGetBuildInfoString)();
   constexpr const char kExpected[] = "ORT Build Info";
   if (build_info == nullptr || std::strncmp(build_info, kExpected, sizeof(kExpected) - 1) != 0) {
     throw OrtError(fmt::format(
         "memarena: ONNX Runtime {} has an unexpected C API table (GetBuildInfoString gave '{}', "
         "expected it to start with '{}')",
-        runtime_version ? runtime_version : "(unknown version)",
-        build_info ? build_info : "(null)", kExpected));
+        runtime_version ? runtime_version : "(unknown version)", build_info ? build_info : "(null)",
+        kExpected));
   }
   return api;
 }
@@ -44,10 +45,10 @@ void ThrowIfError(const OrtApi* api, OrtStatus* status, std::string_view what) {
 }
 
 void RegisterSharedAllocator(const OrtApi* api, OrtEnv* env, OrtAllocatorAdapter& adapter) {
-  ThrowIfError(api,
-               abi::Get<abi::RegisterAllocatorFn>(api, abi::Entry::kRegisterAllocator)(
-                   env, adapter.get()),
-               fmt::format("memarena: ORT RegisterAllocator ({})", adapter.allocator().name()));
+  ThrowIfError(
+      api,
+      abi::Get<abi::RegisterAllocatorFn>(api, abi::Entry::kRegisterAllocator)(env, adapter.get()),
+      fmt::format("memarena: ORT RegisterAllocator ({})", adapter.allocator().name()));
 }
 
 void UnregisterSharedAllocator(const OrtApi* api, OrtEnv* env, const OrtAllocatorAdapter& adapter) {

@@ -12,13 +12,12 @@
 namespace memarena::ort {
 namespace {
 
-constexpr std::array<std::string_view, 6> kOrtArenaCfgKeys = {
-    "max_mem",
-    "arena_extend_strategy",
-    "initial_chunk_size_bytes",
-    "max_dead_bytes_per_chunk",
-    "initial_growth_chunk_size_bytes",
-    "max_power_of_two_extend_bytes"};
+constexpr std::array<std::string_view, 6> kOrtArenaCfgKeys = {"max_mem",
+                                                              "arena_extend_strategy",
+                                                              "initial_chunk_size_bytes",
+                                                              "max_dead_bytes_per_chunk",
+                                                              "initial_growth_chunk_size_bytes",
+                                                              "max_power_of_two_extend_bytes"};
 
 std::string AllowedKeys() { return fmt::format("{}", fmt::join(kOrtArenaCfgKeys, ", ")); }
 
@@ -30,8 +29,8 @@ ArenaConfig ArenaConfigFromOrtArenaCfg(std::span<const OrtArenaCfgEntry> entries
   for (const OrtArenaCfgEntry& entry : entries) {
     if (std::find(kOrtArenaCfgKeys.begin(), kOrtArenaCfgKeys.end(), entry.key) ==
         kOrtArenaCfgKeys.end()) {
-      throw ConfigError(fmt::format("OrtArenaCfg: unknown key '{}': allowed keys are {}",
-                                    entry.key, AllowedKeys()));
+      throw ConfigError(fmt::format("OrtArenaCfg: unknown key '{}': allowed keys are {}", entry.key,
+                                    AllowedKeys()));
     }
     if (entry.value == -1) continue;  // ORT's "use the default"
     if (entry.value < 0) {

@@ -40,8 +40,8 @@ TEST(OrtArenaCfgTest, EveryKeyCarriesOverWithOrtsMeaning) {
 }
 
 TEST(OrtArenaCfgTest, MinusOneKeepsOrtsDefault) {
-  const OrtArenaCfgEntry entries[] = {{"max_mem", -1}, {"arena_extend_strategy", -1},
-                                      {"initial_chunk_size_bytes", -1}};
+  const OrtArenaCfgEntry entries[] = {
+      {"max_mem", -1}, {"arena_extend_strategy", -1}, {"initial_chunk_size_bytes", -1}};
   const ArenaConfig config = ArenaConfigFromOrtArenaCfg(entries);
   const ArenaConfig defaults;
   EXPECT_EQ(config.max_mem, defaults.max_mem);
@@ -90,18 +90,24 @@ TEST(OrtStatsTest, MemarenaStatsUnderOrtsKeyNames) {
   stats.bytes_releasable = 11;
   stats.num_ooms = 12;
   const auto entries = OrtStatsEntries(stats, /*num_reserves=*/5);
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"Limit", "4096"},         {"InUse", "1"},
-      {"TotalAllocated", "2"},   {"MaxInUse", "3"},
-      {"NumAllocs", "4"},        {"NumReserves", "5"},
-      {"NumArenaExtensions", "6"}, {"NumArenaShrinkages", "7"},
-      {"MaxAllocSize", "8"},     {"memarena.PeakHeld", "9"},
-      {"memarena.Requested", "10"}, {"memarena.Releasable", "11"},
-      {"memarena.NumOoms", "12"}};
+  const std::vector<std::pair<std::string, std::string>> expected = {{"Limit", "4096"},
+                                                                     {"InUse", "1"},
+                                                                     {"TotalAllocated", "2"},
+                                                                     {"MaxInUse", "3"},
+                                                                     {"NumAllocs", "4"},
+                                                                     {"NumReserves", "5"},
+                                                                     {"NumArenaExtensions", "6"},
+                                                                     {"NumArenaShrinkages", "7"},
+                                                                     {"MaxAllocSize", "8"},
+                                                                     {"memarena.PeakHeld", "9"},
+                                                                     {"memarena.Requested", "10"},
+                                                                     {"memarena.Releasable", "11"},
+                                                                     {"memarena.NumOoms", "12"}};
   EXPECT_EQ(entries, expected);
 
   stats.limit_bytes = 0;  // memarena's "unlimited" is ORT's -1
-  EXPECT_EQ(OrtStatsEntries(stats, 0).front(), (std::pair<std::string, std::string>{"Limit", "-1"}));
+  EXPECT_EQ(OrtStatsEntries(stats, 0).front(),
+            (std::pair<std::string, std::string>{"Limit", "-1"}));
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ class OrtSessionTest : public ::testing::Test {
   // Outputs of `model` for every batch of kBatches, one vector per batch.
   static std::vector<std::vector<float>> RunAll(const Session& session) {
     std::vector<std::vector<float>> outputs;
-    for (std::int64_t batch : kBatches) outputs.push_back(session.Run(TinyModelInput(batch, kWidth), batch));
+    for (std::int64_t batch : kBatches)
+      outputs.push_back(session.Run(TinyModelInput(batch, kWidth), batch));
     return outputs;
   }
 
@@ -81,9 +82,11 @@ TEST_F(OrtSessionTest, RefusesARuntimeOlderThanTheApiVersionAsked) {
     RequireOrtApi(runtime_->api_base(), 1000);
     FAIL() << "API version 1000 was accepted";
   } catch (const OrtError& error) {
-    EXPECT_NE(std::string(error.what()).find("does not provide C API version 1000"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("does not provide C API version 1000"),
+              std::string::npos)
         << error.what();
-    EXPECT_NE(std::string(error.what()).find(runtime_->version()), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(runtime_->version()), std::string::npos)
+        << error.what();
   }
 }
 
@@ -146,8 +149,8 @@ TEST_F(OrtSessionTest, TwoSessionsShareOneArenaAndMatchOrtsOwnOutputs) {
   EXPECT_EQ(shared.bytes_in_use, 0u) << "the sessions left memory in the arena";
   EXPECT_EQ(shared.num_frees, shared.num_allocs);
   EXPECT_LT(shared.peak_bytes_held, separate_peaks)
-      << "one shared arena held " << shared.peak_bytes_held << " B at its peak, two separate arenas "
-      << separate_peaks << " B together";
+      << "one shared arena held " << shared.peak_bytes_held
+      << " B at its peak, two separate arenas " << separate_peaks << " B together";
   EXPECT_EQ(adapter.num_failures(), 0u);
   RecordProperty("shared_peak_held", std::to_string(shared.peak_bytes_held));
   RecordProperty("separate_peaks_held", std::to_string(separate_peaks));
@@ -205,7 +208,9 @@ TEST_F(OrtSessionTest, OrtReadsMemarenaStatsUnderItsOwnKeyNames) {
 
   const OrtApi* api = runtime_->api();
   OrtKeyValuePairs* pairs = nullptr;
-  ThrowIfError(api, abi::Get<abi::AllocatorGetStatsFn>(api, abi::Entry::kAllocatorGetStats)(adapter.get(), &pairs),
+  ThrowIfError(api,
+               abi::Get<abi::AllocatorGetStatsFn>(api, abi::Entry::kAllocatorGetStats)(
+                   adapter.get(), &pairs),
                "AllocatorGetStats");
   ASSERT_NE(pairs, nullptr);
   const auto value = [&](const char* key) {

@@ -55,8 +55,8 @@ Runtime::Runtime(const std::string& library) {
   api_base_ = get_api_base();
   api_ = RequireOrtApi(api_base_);
   ThrowIfError(api_,
-               abi::Get<abi::CreateEnvFn>(api_, abi::Entry::kCreateEnv)(
-                   abi::kOrtLoggingError, "memarena", &env_),
+               abi::Get<abi::CreateEnvFn>(api_, abi::Entry::kCreateEnv)(abi::kOrtLoggingError,
+                                                                        "memarena", &env_),
                "memarena: ORT CreateEnv");
   ThrowIfError(api_,
                abi::Get<abi::CreateCpuMemoryInfoFn>(api_, abi::Entry::kCreateCpuMemoryInfo)(
@@ -79,15 +79,18 @@ Session::Session(const Runtime& runtime, const TinyModel& model, bool use_env_al
     : runtime_(runtime), width_(model.width) {
   const OrtApi* api = runtime.api();
   OrtSessionOptions* options = nullptr;
-  ThrowIfError(api, abi::Get<abi::CreateSessionOptionsFn>(api, abi::Entry::kCreateSessionOptions)(&options),
-               "memarena: ORT CreateSessionOptions");
+  ThrowIfError(
+      api, abi::Get<abi::CreateSessionOptionsFn>(api, abi::Entry::kCreateSessionOptions)(&options),
+      "memarena: ORT CreateSessionOptions");
   const auto release_options = [&] {
     abi::Get<abi::ReleaseSessionOptionsFn>(api, abi::Entry::kReleaseSessionOptions)(options);
   };
   try {
-    ThrowIfError(api, abi::Get<abi::SetThreadsFn>(api, abi::Entry::kSetIntraOpNumThreads)(options, 1),
+    ThrowIfError(api,
+                 abi::Get<abi::SetThreadsFn>(api, abi::Entry::kSetIntraOpNumThreads)(options, 1),
                  "memarena: ORT SetIntraOpNumThreads");
-    ThrowIfError(api, abi::Get<abi::SetThreadsFn>(api, abi::Entry::kSetInterOpNumThreads)(options, 1),
+    ThrowIfError(api,
+                 abi::Get<abi::SetThreadsFn>(api, abi::Entry::kSetInterOpNumThreads)(options, 1),
                  "memarena: ORT SetInterOpNumThreads");
     if (use_env_allocators) UseEnvironmentAllocators(api, options);
     ThrowIfError(api,
@@ -110,32 +113,38 @@ std::vector<float> Session::Run(const std::vector<float>& input, std::int64_t ba
   const auto release_value = abi::Get<abi::ReleaseValueFn>(api, abi::Entry::kReleaseValue);
   const std::int64_t shape[2] = {batch, static_cast<std::int64_t>(width_)};
   OrtValue* x = nullptr;
-  ThrowIfError(api,
-               abi::Get<abi::CreateTensorWithDataFn>(api, abi::Entry::kCreateTensorWithDataAsOrtValue)(
-                   runtime_.cpu_memory(), const_cast<float*>(input.data()),
-                   input.size() * sizeof(float), shape, 2, abi::kFloat, &x),
-               "memarena: ORT CreateTensorWithDataAsOrtValue");
+  ThrowIfError(
+      api,
+      abi::Get<abi::CreateTensorWithDataFn>(api, abi::Entry::kCreateTensorWithDataAsOrtValue)(
+          runtime_.cpu_memory(), const_cast<float*>(input.data()), input.size() * sizeof(float),
+          shape, 2, abi::kFloat, &x),
+      "memarena: ORT CreateTensorWithDataAsOrtValue");
   const char* input_names[] = {"X"};
   const char* output_names[] = {"Y"};
   OrtValue* y = nullptr;
-  OrtStatus* status = abi::Get<abi::RunFn>(api, abi::Entry::kRun)(
-      session_, nullptr, input_names, &x, 1, output_names, 1, &y);
+  OrtStatus* status = abi::Get<abi::RunFn>(api, abi::Entry::kRun)(session_, nullptr, input_names,
+                                                                  &x, 1, output_names, 1, &y);
   release_value(x);
   ThrowIfError(api, status, "memarena: ORT Run");
 
   std::vector<float> result;
   try {
     OrtTensorTypeAndShapeInfo* info = nullptr;
-    ThrowIfError(api, abi::Get<abi::GetTensorTypeAndShapeFn>(api, abi::Entry::kGetTensorTypeAndShape)(y, &info),
-                 "memarena: ORT GetTensorTypeAndShape");
+    ThrowIfError(
+        api,
+        abi::Get<abi::GetTensorTypeAndShapeFn>(api, abi::Entry::kGetTensorTypeAndShape)(y, &info),
+        "memarena: ORT GetTensorTypeAndShape");
     std::size_t count = 0;
-    OrtStatus* count_status =
-        abi::Get<abi::GetTensorShapeElementCountFn>(api, abi::Entry::kGetTensorShapeElementCount)(info, &count);
-    abi::Get<abi::ReleaseTensorTypeAndShapeInfoFn>(api, abi::Entry::kReleaseTensorTypeAndShapeInfo)(info);
+    OrtStatus* count_status = abi::Get<abi::GetTensorShapeElementCountFn>(
+        api, abi::Entry::kGetTensorShapeElementCount)(info, &count);
+    abi::Get<abi::ReleaseTensorTypeAndShapeInfoFn>(
+        api, abi::Entry::kReleaseTensorTypeAndShapeInfo)(info);
     ThrowIfError(api, count_status, "memarena: ORT GetTensorShapeElementCount");
     void* data = nullptr;
-    ThrowIfError(api, abi::Get<abi::GetTensorMutableDataFn>(api, abi::Entry::kGetTensorMutableData)(y, &data),
-                 "memarena: ORT GetTensorMutableData");
+    ThrowIfError(
+        api,
+        abi::Get<abi::GetTensorMutableDataFn>(api, abi::Entry::kGetTensorMutableData)(y, &data),
+        "memarena: ORT GetTensorMutableData");
     result.assign(static_cast<const float*>(data), static_cast<const float*>(data) + count);
   } catch (...) {
     release_value(y);

@@ -25,7 +25,9 @@ class Message {
   const std::string& str() const { return out_; }
 
  private:
-  void Key(int field, int wire_type) { PutVarint((static_cast<std::uint64_t>(field) << 3) | wire_type); }
+  void Key(int field, int wire_type) {
+    PutVarint((static_cast<std::uint64_t>(field) << 3) | wire_type);
+  }
   void PutVarint(std::uint64_t value) {
     while (value >= 0x80) {
       out_ += static_cast<char>((value & 0x7f) | 0x80);

@@ -10,8 +10,8 @@
 namespace memarena::ort::testing {
 
 struct TinyModel {
-  std::string bytes;       // a serialized ModelProto (IR 8, opset 13)
-  std::size_t width = 0;   // X is [batch, width] float, and so is Y
+  std::string bytes;             // a serialized ModelProto (IR 8, opset 13)
+  std::size_t width = 0;         // X is [batch, width] float, and so is Y
   std::size_t matrix_bytes = 0;  // bytes of the two weight matrices W1 and W2
 };
 
