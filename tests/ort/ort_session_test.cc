@@ -230,6 +230,8 @@ TEST_F(OrtSessionTest, OrtReadsMemarenaStatsUnderItsOwnKeyNames) {
   EXPECT_EQ(value("memarena.PeakHeld"), std::to_string(stats.peak_bytes_held));
   abi::Get<abi::ReleaseKeyValuePairsFn>(api, abi::Entry::kReleaseKeyValuePairs)(pairs);
   EXPECT_GT(stats.num_allocs, 0u);
+  // ORT allocates the initializers (the weight matrices) through Reserve.
+  EXPECT_GT(adapter.num_reserves(), 0u);
 }
 
 }  // namespace
