@@ -68,15 +68,21 @@ void RunSessions(benchmark::State& state, const std::vector<std::unique_ptr<Sess
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-// ORT's stat `key` for the CPU allocator of `session` (its own arena).
-std::size_t OrtArenaStat(const Runtime& runtime, const Session& session, const char* key) {
-  const OrtApi* api = runtime.api();
+// The memory info of ORT's CPU arena (release it with ReleaseMemoryInfo).
+OrtMemoryInfo* CpuArenaMemoryInfo(const OrtApi* api) {
   OrtMemoryInfo* info = nullptr;
   memarena::ort::ThrowIfError(
       api,
       abi::Get<abi::CreateCpuMemoryInfoFn>(api, abi::Entry::kCreateCpuMemoryInfo)(
           abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info),
       "CreateCpuMemoryInfo");
+  return info;
+}
+
+// ORT's stat `key` for the CPU allocator of `session` (its own arena).
+std::size_t OrtArenaStat(const Runtime& runtime, const Session& session, const char* key) {
+  const OrtApi* api = runtime.api();
+  OrtMemoryInfo* info = CpuArenaMemoryInfo(api);
   OrtAllocator* allocator = nullptr;
   OrtStatus* status = abi::Get<abi::CreateAllocatorFn>(api, abi::Entry::kCreateAllocator)(
       session.get(), info, &allocator);
@@ -146,12 +152,7 @@ void SharedOrtArena(benchmark::State& state, const memarena::ArenaConfig& config
                               abi::Get<abi::CreateArenaCfgV2Fn>(api, abi::Entry::kCreateArenaCfgV2)(
                                   keys.data(), values.data(), keys.size(), &arena_cfg),
                               "CreateArenaCfgV2");
-  OrtMemoryInfo* info = nullptr;
-  memarena::ort::ThrowIfError(
-      api,
-      abi::Get<abi::CreateCpuMemoryInfoFn>(api, abi::Entry::kCreateCpuMemoryInfo)(
-          abi::kOrtArenaAllocator, abi::kOrtMemTypeDefault, &info),
-      "CreateCpuMemoryInfo");
+  OrtMemoryInfo* info = CpuArenaMemoryInfo(api);
   memarena::ort::ThrowIfError(
       api,
       abi::Get<abi::CreateAndRegisterAllocatorFn>(api, abi::Entry::kCreateAndRegisterAllocator)(
