@@ -44,4 +44,10 @@ std::size_t ReleaseAllRegistered() {
   return released;
 }
 
+void ForEachRegistered(const std::function<void(Allocator&)>& visit) {
+  Registry& r = TheRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (Allocator* a : r.allocators) visit(*a);
+}
+
 }  // namespace memarena::common

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 namespace memarena {
 class Allocator;
@@ -17,5 +18,10 @@ void UnregisterReleasable(Allocator* allocator) noexcept;
 
 // Calls ReleaseUnusedSpans() on every registered allocator; returns the bytes given back.
 std::size_t ReleaseAllRegistered();
+
+// Calls `visit` on every registered allocator, under the registry's lock so none of them is
+// destroyed meanwhile (`visit` must not create or destroy an arena). For tools that read
+// every live arena, such as the test guard's device accounting.
+void ForEachRegistered(const std::function<void(Allocator&)>& visit);
 
 }  // namespace memarena::common

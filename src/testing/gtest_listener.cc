@@ -12,12 +12,15 @@
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "platform/os.h"
+#include "testing/device_guard.h"
 
 namespace memarena::testing {
 namespace {
 
-// The budget SetTestPeakBudget gave the running test; reset when each test starts.
+// The budgets SetTestPeakBudget / SetTestDevicePeakBudget gave the running test; reset when
+// each test starts.
 std::optional<std::size_t> g_test_budget;
+std::optional<std::size_t> g_test_device_budget;
 
 template <typename Parse>
 void FromEnv(const char* variable, Parse parse) {
@@ -37,6 +40,8 @@ MemoryGuardOptions MemoryGuardOptions::FromEnvironment() {
           [&o](const char* k, const char* v) { o.peak_budget_bytes = common::ParseSize(k, v); });
   FromEnv("MEMARENA_TEST_GROWTH_BUDGET",
           [&o](const char* k, const char* v) { o.growth_budget_bytes = common::ParseSize(k, v); });
+  FromEnv("MEMARENA_TEST_DEVICE_BUDGET",
+          [&o](const char* k, const char* v) { o.device_budget_bytes = common::ParseSize(k, v); });
   FromEnv("MEMARENA_TEST_RELEASE",
           [&o](const char* k, const char* v) { o.release_after_each_test = common::ParseBool(k, v); });
   FromEnv("MEMARENA_TEST_REPORT", [&o](const char* k, const char* v) {
@@ -49,6 +54,8 @@ MemoryGuardListener::MemoryGuardListener(MemoryGuardOptions options) : options_(
 
 void MemoryGuardListener::OnTestStart(const ::testing::TestInfo&) {
   g_test_budget.reset();
+  g_test_device_budget.reset();
+  device_held_at_start_ = StartDeviceMeasurement();
   Allocator& host = HostAllocator();
   host.ResetPeakStats();
   const AllocatorStats s = host.GetStats();
@@ -84,6 +91,9 @@ void MemoryGuardListener::OnTestEnd(const ::testing::TestInfo& test) {
         r.name, FormatBytes(static_cast<std::size_t>(r.in_use_growth)),
         FormatBytes(options_.growth_budget_bytes));
   }
+  FinishDeviceMeasurement(r, device_held_at_start_,
+                          g_test_device_budget.value_or(options_.device_budget_bytes),
+                          options_.release_after_each_test);
   if (options_.release_after_each_test) r.released = memarena::ReleaseUnusedSpans();
   records_.push_back(std::move(r));
 }
@@ -92,26 +102,33 @@ void MemoryGuardListener::OnTestProgramEnd(const ::testing::UnitTest&) {
   if (options_.report_top == 0 || records_.empty()) return;
   std::vector<const TestMemoryRecord*> heaviest;
   for (const auto& r : records_) heaviest.push_back(&r);
-  std::sort(heaviest.begin(), heaviest.end(), [](const auto* a, const auto* b) {
-    return a->peak_growth != b->peak_growth ? a->peak_growth > b->peak_growth : a->name < b->name;
+  const auto weight = [](const TestMemoryRecord* r) { return r->peak_growth + r->device.peak_growth; };
+  std::sort(heaviest.begin(), heaviest.end(), [&weight](const auto* a, const auto* b) {
+    return weight(a) != weight(b) ? weight(a) > weight(b) : a->name < b->name;
   });
   heaviest.resize(std::min(heaviest.size(), options_.report_top));
-  std::string out = fmt::format("[ memarena ] heaviest {} of {} tests (host allocator):\n",
-                                heaviest.size(), records_.size());
-  out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}  {}\n", "peak growth", "in use left",
-                     "released", "test");
+  const bool device = std::any_of(records_.begin(), records_.end(),
+                                  [](const TestMemoryRecord& r) { return r.device.seen; });
+  std::string out = fmt::format("[ memarena ] heaviest {} of {} tests ({}):\n", heaviest.size(),
+                                records_.size(), device ? "host allocator | device arenas" : "host allocator");
+  out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}{}  {}\n", "peak growth", "in use left",
+                     "released", device ? DeviceColumnsHeader() : "", "test");
   for (const auto* r : heaviest) {
     const std::string left = r->in_use_growth < 0
                                  ? "-" + FormatBytes(static_cast<std::size_t>(-r->in_use_growth))
                                  : FormatBytes(static_cast<std::size_t>(r->in_use_growth));
-    out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}  {}{}\n", FormatBytes(r->peak_growth),
-                       left, FormatBytes(r->released), r->name, r->over_budget ? "  OVER BUDGET" : "");
+    out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}{}  {}{}\n", FormatBytes(r->peak_growth),
+                       left, FormatBytes(r->released), device ? DeviceColumns(r->device) : "",
+                       r->name, r->over_budget ? "  OVER BUDGET" : "");
   }
+  if (device) out += DeviceUsedLine(records_);
   fmt::print("{}", out);
   std::fflush(stdout);
 }
 
 void SetTestPeakBudget(std::size_t bytes) { g_test_budget = bytes; }
+
+void SetTestDevicePeakBudget(std::size_t bytes) { g_test_device_budget = bytes; }
 
 MemoryGuardListener& InstallMemoryGuard(MemoryGuardOptions options) {
   // GoogleTest calls OnTestEnd in reverse order of appending, so a listener appended after
