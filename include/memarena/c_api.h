@@ -53,6 +53,11 @@ int memarena_set_ceiling(size_t bytes);
 /* The current ceiling in bytes (0 = unlimited). */
 size_t memarena_ceiling(void);
 
+/* Restarts the host allocator's peaks (peak_bytes_in_use, peak_bytes_requested,
+ * peak_bytes_held) from the current values, so a test runner can read one test's peak.
+ * Locks and folds per-thread counters; not for hot paths. */
+void memarena_reset_peak_stats(void);
+
 /* Fills *out with a snapshot of the host allocator's stats. Returns 0, or EINVAL when `out`
  * is NULL. Locks and folds per-thread counters; not for hot paths. */
 int memarena_get_stats(memarena_stats* out);

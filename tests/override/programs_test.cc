@@ -173,7 +173,7 @@ TEST(DropinCApi, SameResultPreloadedAndLinked) {
   EXPECT_EQ(preloaded.status, 0) << preloaded.out << preloaded.err;
   EXPECT_EQ(shared.status, 0) << shared.out << shared.err;
   EXPECT_EQ(linked.status, 0) << linked.out << linked.err;
-  EXPECT_EQ(preloaded.out, "c-api: counted yes, released yes, ceiling set, too-low ceiling refused\n");
+  EXPECT_EQ(preloaded.out, "c-api: counted yes, released yes, peaks reset yes, ceiling set, too-low ceiling refused\n");
   EXPECT_EQ(shared.out, preloaded.out);
   EXPECT_EQ(linked.out, preloaded.out);
   EXPECT_EQ(absent.out, "c-api: memarena is not loaded\n");
