@@ -6,12 +6,11 @@ Device: memarena_cuda_get_stats when memarena is PyTorch's allocator, else PyTor
 caching-allocator stats, else nothing (no GPU or no torch): the guard then runs host only.
 
 Every probe has the same four calls: start() resets the peak and returns the baseline,
-finish() returns the peaks since start(), release() gives cached memory back, describe()
-names the source for the report.
+finish() returns the peaks since start(), release() gives cached memory back (the caller
+collects garbage first, once for both sides), describe() names the source for the report.
 """
 
 import ctypes
-import gc
 import os
 import sys
 
@@ -83,7 +82,6 @@ class DropinHostProbe:
         return {"peak": stats.peak_bytes_held, "peak_in_use": stats.peak_bytes_in_use}
 
     def release(self):
-        gc.collect()
         return self._release() if self._release is not None else 0
 
     def describe(self):
@@ -117,7 +115,6 @@ class RssHostProbe:
         return {"peak": self._status_bytes("VmHWM"), "peak_in_use": None}
 
     def release(self):
-        gc.collect()
         return 0
 
     def describe(self):
@@ -174,7 +171,6 @@ class MemarenaCudaProbe:
                 "limit": _torch_device_total() or total["limit"] or None}
 
     def release(self):
-        gc.collect()
         if self._release is None:
             return 0
         return sum(self._release(device) for device in self._devices)
@@ -204,7 +200,6 @@ class TorchCudaProbe:
                 "limit": _torch_device_total()}
 
     def release(self):
-        gc.collect()
         before = self._cuda.memory_reserved()
         self._cuda.empty_cache()
         return max(0, before - self._cuda.memory_reserved())

@@ -9,6 +9,7 @@ A budget limits the peak growth (peak minus baseline), as MEMARENA_TEST_BUDGET a
 MEMARENA_TEST_DEVICE_BUDGET do in the gtest guard.
 """
 
+import gc
 import time
 
 import pytest
@@ -95,10 +96,23 @@ class MemoryGuard:
             "test": item.nodeid,
             "start_s": round(time.monotonic() - self.started, 6),
             "host": {"baseline": self.host.start(), "budget": host_budget, **self.host.describe()},
+            "device_budget": device_budget,
             "device": None if self.device is None else {
                 "baseline": self.device.start(), "budget": device_budget,
                 **self.device.describe()},
         }
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item):
+        # A device that appeared during setup (a session fixture that loads the model, or
+        # imports torch) is measured from the start of the test body.
+        record = self._current.get(item.nodeid)
+        if record is None or record["device"] is not None:
+            return
+        self.device = _probes.find_device_probe()
+        if self.device is not None:
+            record["device"] = {"baseline": self.device.start(), "budget": record["device_budget"],
+                                **self.device.describe()}
 
     @staticmethod
     def _measure(side, probe):
@@ -150,6 +164,8 @@ class MemoryGuard:
         record = self._current.pop(item.nodeid, None)
         if record is None or "outcome" not in record:
             return  # setup failed or was skipped: nothing was measured
+        if self.release:
+            gc.collect()  # objects in reference cycles (tensors among them) are freed only here
         record["host"]["released"] = self.host.release() if self.release else 0
         if record["device"] is not None:
             record["device"]["released"] = self.device.release() if self.release else 0

@@ -148,6 +148,10 @@ def device_suite(args, release):
               f"{name}: device peak from memarena_cuda_get_stats", str(t["device"]))
     if any(t["device"] is None for t in tests.values()):
         return
+    first = tests["test_device_small"]["device"]
+    check(first["baseline"] == 16 * MIB and first["growth"] == 4 * MIB,
+          "the first test, whose setup loaded the device, is measured from its body's start",
+          str(first))
     peaky, after = tests["test_device_peaky"]["device"], tests["test_device_after_peaky"]["device"]
     check(tests["test_device_peaky"]["outcome"] == "failed", "test_device_peaky fails", output)
     check(peaky["growth"] == 64 * MIB, "test_device_peaky grows device memory by 64 MiB",
