@@ -94,14 +94,21 @@ def _table(tests):
     return "<table>\n" + "\n".join(rows) + "\n</table>"
 
 
+def headroom_text(tests):
+    """'device limit L; the highest peak P (test T) left H of headroom', or None when no
+    device limit is known."""
+    measured = [t for t in tests if t["device"] and t["device"].get("limit")]
+    if not measured:
+        return None
+    worst = max(measured, key=lambda t: t["device"]["peak"])
+    d = worst["device"]
+    return (f"device limit {format_bytes(d['limit'])}; the highest peak {format_bytes(d['peak'])}"
+            f" ({worst['test']}) left {format_bytes(d['headroom'])} of headroom")
+
+
 def _headroom_line(tests):
-    devices = [t["device"] for t in tests if t["device"] and t["device"].get("limit")]
-    if not devices:
-        return "<p>Device limit unknown: no headroom to show.</p>"
-    worst = max(devices, key=lambda d: d["peak"])
-    return (f"<p>Device limit {html.escape(format_bytes(worst['limit']))}; the highest peak "
-            f"{html.escape(format_bytes(worst['peak']))} left "
-            f"{html.escape(format_bytes(worst['headroom']))} of headroom.</p>")
+    text = headroom_text(tests)
+    return f"<p>{html.escape(text or 'Device limit unknown: no headroom to show.')}</p>"
 
 
 def _page(summary):

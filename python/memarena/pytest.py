@@ -15,7 +15,7 @@ import time
 import pytest
 
 from memarena import _probes
-from memarena._report import write_report
+from memarena._report import headroom_text, write_report
 from memarena._sizes import format_bytes, parse_size
 
 _MARKER_HELP = ("memarena(host_budget=SIZE, device_budget=SIZE): this test's memory budgets, "
@@ -199,6 +199,8 @@ class MemoryGuard:
             write(f"{format_bytes(h['baseline']):>12} {format_bytes(h['peak']):>12} "
                   f"{format_bytes(h['growth']):>12}{device_columns}  {r['test']}"
                   + ("  OVER BUDGET" if over else ""))
+        if has_device and headroom_text(self.records):
+            write(headroom_text(self.records))
         if self.written:
             write(f"report: {self.written[0]} and {self.written[1]}")
 

@@ -169,6 +169,9 @@ def device_suite(args, release):
               "the release after test_device_peaky brings the baseline back to the weights",
               f"{peaky}\n{after}")
         check_html(report_path[:-len(".json")] + ".html", "device", 4, 1)
+        check("device limit 1.00 GiB; the highest peak 80.00 MiB (test_device_suite.py::"
+              "test_device_peaky) left 944.00 MiB of headroom" in output,
+              "the summary shows the headroom left to the device limit", output)
     else:
         # test_device_small's 4 MiB region stays too: 16 + 4 + 64 MiB.
         check(peaky["released"] == 0 and after["baseline"] == peaky["peak"] == 84 * MIB,
