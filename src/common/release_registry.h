@@ -4,12 +4,28 @@
 
 #include <cstddef>
 #include <functional>
+#include <mutex>
+#include <vector>
 
 namespace memarena {
 class Allocator;
 }
 
 namespace memarena::common {
+
+// A thread-safe set of allocators that are read or released together. The registry below is
+// one; the test guards keep another for device allocators that are not arenas.
+class AllocatorSet {
+ public:
+  void Add(Allocator* allocator);
+  void Remove(Allocator* allocator) noexcept;
+  // Calls `visit` on each member under the set's lock, so none leaves meanwhile.
+  void ForEach(const std::function<void(Allocator&)>& visit);
+
+ private:
+  std::mutex mutex_;
+  std::vector<Allocator*> allocators_;
+};
 
 // Adds `allocator` to the set released by ReleaseAllRegistered(). Call from the
 // constructor; pair with UnregisterReleasable() in the destructor. Thread-safe.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <mutex>
 #include <vector>
 
 #include "common/release_registry.h"
@@ -13,16 +12,11 @@
 namespace memarena::testing {
 namespace {
 
-struct WatchList {
-  std::mutex mutex;
-  std::vector<Allocator*> allocators;
-};
-
 // Leaked on purpose, as the release registry: watched allocators may unregister during
 // static destruction.
-WatchList& Watched() {
-  static WatchList* list = new WatchList;
-  return *list;
+common::AllocatorSet& Watched() {
+  static common::AllocatorSet* watched = new common::AllocatorSet;
+  return *watched;
 }
 
 // Calls `visit(allocator, arena_or_null)` once for every device allocator, under the locks
@@ -36,12 +30,10 @@ void ForEachDeviceAllocator(const std::function<void(Allocator&, const BfcArena*
     from_registry.push_back(&a);
     visit(a, arena);
   });
-  WatchList& w = Watched();
-  std::lock_guard<std::mutex> lock(w.mutex);
-  for (Allocator* a : w.allocators) {
-    if (std::find(from_registry.begin(), from_registry.end(), a) != from_registry.end()) continue;
-    visit(*a, dynamic_cast<const BfcArena*>(a));
-  }
+  Watched().ForEach([&](Allocator& a) {
+    if (std::find(from_registry.begin(), from_registry.end(), &a) != from_registry.end()) return;
+    visit(a, dynamic_cast<const BfcArena*>(&a));
+  });
 }
 
 }  // namespace
@@ -79,16 +71,8 @@ std::size_t ReleaseDeviceMemory() {
   return released;
 }
 
-void WatchDeviceAllocator(Allocator& allocator) {
-  WatchList& w = Watched();
-  std::lock_guard<std::mutex> lock(w.mutex);
-  w.allocators.push_back(&allocator);
-}
+void WatchDeviceAllocator(Allocator& allocator) { Watched().Add(&allocator); }
 
-void UnwatchDeviceAllocator(Allocator& allocator) noexcept {
-  WatchList& w = Watched();
-  std::lock_guard<std::mutex> lock(w.mutex);
-  std::erase(w.allocators, &allocator);
-}
+void UnwatchDeviceAllocator(Allocator& allocator) noexcept { Watched().Remove(&allocator); }
 
 }  // namespace memarena::testing

@@ -44,15 +44,26 @@ def run_pytest(args, suite, extra_env, extra_args):
     return result, result.stdout + result.stderr
 
 
-def load_report(path, output):
-    if not check(os.path.exists(path), f"{path} written", output):
-        return None
-    with open(path, encoding="utf-8") as report:
-        return json.load(report)
-
-
-def by_name(report):
-    return {t["test"].split("::")[-1]: t for t in report["tests"]}
+def run_suite(args, suite, env, extra_args, report_path, summary, count, side, source):
+    """Runs `suite`; checks that pytest reports `summary` and that the JSON lists `count` tests,
+    each with its `side` measured from `source`. Returns ({short name: record}, output), or
+    (None, output) when there is no report to check further."""
+    result, output = run_pytest(args, suite, env, [*extra_args, f"--memarena-report={report_path}"])
+    check(result.returncode == 1 and summary in output,
+          f"{suite} {' '.join(extra_args)}: pytest exits 1 with '{summary}'", output)
+    if not check(os.path.exists(report_path), f"{report_path} written", output):
+        return None, output
+    with open(report_path, encoding="utf-8") as report:
+        tests = {t["test"].split("::")[-1]: t for t in json.load(report)["tests"]}
+    check(len(tests) == count, f"the JSON lists all {count} tests", str(sorted(tests)))
+    for name, t in tests.items():
+        if check(t[side] is not None and t[side]["source"] == source,
+                 f"{name}: {side} peak measured from {source}", str(t[side])):
+            check(t[side]["peak"] >= t[side]["baseline"] > 0, f"{name}: {side} peak and baseline",
+                  str(t[side]))
+    if any(t[side] is None for t in tests.values()):
+        return None, output
+    return tests, output
 
 
 def check_html(path, side, tests, over):
@@ -74,20 +85,12 @@ def check_html(path, side, tests, over):
 
 def host_suite(args):
     report_path = os.path.join(args.out, "host", "report.json")
-    result, output = run_pytest(args, "suite", {"LD_PRELOAD": args.dropin},
-                                ["--memarena-host-budget=32MiB", f"--memarena-report={report_path}"])
-    check(result.returncode == 1, "host suite under the drop-in exits 1 (tests failed)", output)
-    check("2 failed, 8 passed" in output, "exactly two host tests fail", output)
-    report = load_report(report_path, output)
-    if report is None:
+    tests, output = run_suite(args, "suite", {"LD_PRELOAD": args.dropin},
+                              ["--memarena-host-budget=32MiB"], report_path, "2 failed, 8 passed",
+                              10, "host", "memarena")
+    if tests is None:
         return
-    tests = by_name(report)
-    check(len(tests) == 10, "the JSON lists all 10 tests", str(sorted(tests)))
     for name, t in tests.items():
-        check(t["host"]["source"] == "memarena", f"{name}: host peak read through the drop-in",
-              str(t["host"]))
-        check(t["host"]["peak"] > t["host"]["baseline"] > 0, f"{name}: host peak above baseline",
-              str(t["host"]))
         # Named in the end-of-run table with its peak.
         check(re.search(re.escape(fmt(t["host"]["peak"])) + r"\s+\S+ \S+\s+" +
                         re.escape(t["test"]), output) is not None,
@@ -112,18 +115,12 @@ def host_suite(args):
 
 def rss_suite(args):
     report_path = os.path.join(args.out, "rss", "report.json")
-    result, output = run_pytest(args, "suite", {},
-                                ["--memarena-host-budget=32MiB", f"--memarena-report={report_path}",
-                                 "-k", "not marker"])
-    check(result.returncode == 1 and "1 failed, 8 passed" in output,
-          "without the drop-in exactly test_peaky fails", output)
-    report = load_report(report_path, output)
-    if report is None:
+    tests, _ = run_suite(args, "suite", {}, ["--memarena-host-budget=32MiB", "-k", "not marker"],
+                         report_path, "1 failed, 8 passed", 9, "host", "rss")
+    if tests is None:
         return
-    tests = by_name(report)
-    check(len(tests) == 9, "the JSON lists all 9 selected tests", str(sorted(tests)))
-    check(all(t["host"]["source"] == "rss" for t in tests.values()), "host peaks from the RSS",
-          str(report["tests"][0]["host"]))
+    check(tests["test_peaky"]["outcome"] == "failed", "without the drop-in test_peaky fails",
+          str(tests["test_peaky"]))
     peaky = tests.get("test_peaky", {}).get("host", {})
     check(peaky.get("growth", 0) >= 60 * MIB, "test_peaky's 64 MiB show in the RSS high-water",
           str(peaky))
@@ -131,22 +128,10 @@ def rss_suite(args):
 
 def device_suite(args, release):
     report_path = os.path.join(args.out, f"device-{release}", "report.json")
-    extra = ["--memarena-device-budget=32MiB", f"--memarena-report={report_path}"]
-    if not release:
-        extra.append("--memarena-no-release")
-    result, output = run_pytest(args, "device_suite", {"MEMARENA_FAKE_CUDA": args.fake_cuda},
-                                extra)
-    check(result.returncode == 1 and "1 failed, 3 passed" in output,
-          f"device suite (release {release}): exactly one test fails", output)
-    report = load_report(report_path, output)
-    if report is None:
-        return
-    tests = by_name(report)
-    check(len(tests) == 4, "the JSON lists all 4 device tests", str(sorted(tests)))
-    for name, t in tests.items():
-        check(t["device"] is not None and t["device"]["source"] == "memarena_cuda",
-              f"{name}: device peak from memarena_cuda_get_stats", str(t["device"]))
-    if any(t["device"] is None for t in tests.values()):
+    extra = ["--memarena-device-budget=32MiB"] + ([] if release else ["--memarena-no-release"])
+    tests, output = run_suite(args, "device_suite", {"MEMARENA_FAKE_CUDA": args.fake_cuda}, extra,
+                              report_path, "1 failed, 3 passed", 4, "device", "memarena_cuda")
+    if tests is None:
         return
     first = tests["test_device_small"]["device"]
     check(first["baseline"] == 16 * MIB and first["growth"] == 4 * MIB,
