@@ -183,26 +183,33 @@ class MemarenaCudaProbe:
 
 
 class TorchCudaProbe:
-    """PyTorch's caching allocator: reserved is held, allocated is in use."""
+    """PyTorch's caching allocator on every visible device: reserved is held, allocated is
+    in use."""
 
     def __init__(self, torch):
         self._cuda = torch.cuda
+        self._devices = range(torch.cuda.device_count())
+
+    def _sum(self, read):
+        return sum(read(device) for device in self._devices)
 
     def start(self):
-        self._cuda.synchronize()
-        self._cuda.reset_peak_memory_stats()
-        return self._cuda.memory_reserved()
+        for device in self._devices:
+            self._cuda.synchronize(device)
+            self._cuda.reset_peak_memory_stats(device)
+        return self._sum(self._cuda.memory_reserved)
 
     def finish(self):
-        self._cuda.synchronize()
-        return {"peak": self._cuda.max_memory_reserved(),
-                "peak_in_use": self._cuda.max_memory_allocated(),
+        for device in self._devices:
+            self._cuda.synchronize(device)
+        return {"peak": self._sum(self._cuda.max_memory_reserved),
+                "peak_in_use": self._sum(self._cuda.max_memory_allocated),
                 "limit": _torch_device_total()}
 
     def release(self):
-        before = self._cuda.memory_reserved()
+        before = self._sum(self._cuda.memory_reserved)
         self._cuda.empty_cache()
-        return max(0, before - self._cuda.memory_reserved())
+        return max(0, before - self._sum(self._cuda.memory_reserved))
 
     def describe(self):
         return {"source": "torch", "what": "PyTorch caching allocator reserved "

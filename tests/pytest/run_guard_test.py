@@ -6,7 +6,7 @@ file and checks what it reports.
    64 MiB one and the one whose marker sets 1 MiB), each named with its peak; the JSON lists
    all ten tests and the HTML draws them, two in red.
 2. The same suite without the drop-in: peaks from the resident set's high-water mark.
-3. Device suite over libmemarena_cuda_fake.so with a 32 MiB device budget: exactly the test
+3. Device suites over libmemarena_cuda_fake.so and over a stand-in torch.cuda with a 32 MiB device budget: exactly the test
    that peaks 64 MiB above the 16 MiB of weights fails; the release after it brings the next
    test's baseline back to the weights, and without release it stays at the peak.
 4. A bad budget is a usage error naming the option.
@@ -163,6 +163,24 @@ def device_suite(args, release):
               "without release the next test starts from the cached peak", f"{peaky}\n{after}")
 
 
+def torch_suite(args):
+    report_path = os.path.join(args.out, "torch", "report.json")
+    tests, output = run_suite(args, "torch_suite", {}, ["--memarena-device-budget=32MiB"],
+                              report_path, "1 failed, 2 passed", 3, "device", "torch")
+    if tests is None:
+        return
+    peaky, after = tests["test_torch_peaky"]["device"], tests["test_torch_after_peaky"]["device"]
+    check((peaky["baseline"], peaky["peak"], peaky["growth"]) == (16 * MIB, 80 * MIB, 64 * MIB),
+          "test_torch_peaky: max_memory_reserved since the reset, over the 16 MiB baseline",
+          str(peaky))
+    check(peaky["released"] == 64 * MIB and after["baseline"] == 16 * MIB,
+          "empty_cache after test_torch_peaky brings the next baseline back to the weights",
+          f"{peaky}\n{after}")
+    check("memarena: test_torch_suite.py::test_torch_peaky took device memory to a peak of "
+          "80.00 MiB from a baseline of 16.00 MiB" in output, "the torch failure names the test",
+          output)
+
+
 def bad_budget(args):
     result, output = run_pytest(args, "suite", {}, ["--memarena-host-budget=lots", "-k", "peaky"])
     check(result.returncode == 4 and "--memarena-host-budget" in output and "lots" in output,
@@ -185,6 +203,7 @@ def main():
     rss_suite(ARGS)
     device_suite(ARGS, release=True)
     device_suite(ARGS, release=False)
+    torch_suite(ARGS)
     bad_budget(ARGS)
     for failure in failures:
         print(failure)
