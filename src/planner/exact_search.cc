@@ -16,6 +16,7 @@
 #include <limits>
 #include <string_view>
 
+#include "planner/placer.h"
 #include "planner/sweep.h"
 
 namespace memarena::planner {
@@ -136,7 +137,7 @@ class Search {
     }
     return a < b;
   }
-  double Width(Index b) const { return static_cast<double>(t_[b].upper - t_[b].lower); }
+  double Width(Index b) const { return static_cast<double>(LifetimeLength(t_[b])); }
 
   Outcome SolvePartition(const Partition& partition) {
     // 'T' looks at what is still to be placed in each section, now.

@@ -1,0 +1,110 @@
+// The time-indexed occupancy tree behind greedy placement (see occupancy.h).
+#include "planner/occupancy.h"
+
+#include <algorithm>
+
+#include "planner/sweep.h"
+
+namespace memarena::planner {
+
+void ByteRanges::Insert(std::size_t begin, std::size_t end) {
+  // The first range ending at or after `begin` is the first that touches or follows it.
+  auto first = std::lower_bound(ranges_.begin(), ranges_.end(), begin,
+                                [](const Range& r, std::size_t value) { return r.end < value; });
+  auto last = first;
+  while (last != ranges_.end() && last->begin <= end) {
+    begin = std::min(begin, last->begin);
+    end = std::max(end, last->end);
+    ++last;
+  }
+  if (first == last) {
+    ranges_.insert(first, Range{begin, end});
+    return;
+  }
+  *first = Range{begin, end};
+  ranges_.erase(first + 1, last);
+}
+
+std::size_t ByteRanges::FirstConflictEnd(std::size_t begin, std::size_t size) const noexcept {
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), begin,
+                             [](std::size_t value, const Range& r) { return value < r.end; });
+  if (it == ranges_.end() || it->begin >= begin + size) return 0;
+  return it->end;
+}
+
+Occupancy::Occupancy(std::size_t num_slots)
+    : num_slots_(static_cast<std::uint32_t>(num_slots)) {
+  std::size_t leaves = 1;
+  while (leaves < num_slots) leaves *= 2;
+  nodes_.resize(2 * leaves);
+}
+
+void Occupancy::Clear() {
+  for (std::size_t node : used_) {
+    nodes_[node].covering.clear();
+    nodes_[node].touching.clear();
+  }
+  used_.clear();
+}
+
+void Occupancy::Insert(std::uint32_t lo, std::uint32_t hi, std::size_t begin, std::size_t end) {
+  InsertAt(1, 0, num_slots_, lo, hi, begin, end);
+}
+
+void Occupancy::InsertAt(std::size_t node, std::uint32_t node_lo, std::uint32_t node_hi,
+                         std::uint32_t lo, std::uint32_t hi, std::size_t begin,
+                         std::size_t end) {
+  Node& n = nodes_[node];
+  if (n.touching.empty() && n.covering.empty()) used_.push_back(node);
+  n.touching.Insert(begin, end);
+  if (lo <= node_lo && node_hi <= hi) {
+    n.covering.Insert(begin, end);
+    return;
+  }
+  const std::uint32_t mid = node_lo + (node_hi - node_lo) / 2;
+  if (lo < mid) InsertAt(2 * node, node_lo, mid, lo, hi, begin, end);
+  if (mid < hi) InsertAt(2 * node + 1, mid, node_hi, lo, hi, begin, end);
+}
+
+void Occupancy::Collect(std::size_t node, std::uint32_t node_lo, std::uint32_t node_hi,
+                        std::uint32_t lo, std::uint32_t hi) {
+  const Node& n = nodes_[node];
+  if (n.touching.empty()) return;  // nothing placed anywhere below
+  if (lo <= node_lo && node_hi <= hi) {
+    relevant_.push_back(&n.touching);
+    return;
+  }
+  if (!n.covering.empty()) relevant_.push_back(&n.covering);
+  const std::uint32_t mid = node_lo + (node_hi - node_lo) / 2;
+  if (lo < mid) Collect(2 * node, node_lo, mid, lo, hi);
+  if (mid < hi) Collect(2 * node + 1, mid, node_hi, lo, hi);
+}
+
+std::size_t Occupancy::LowestFit(std::uint32_t lo, std::uint32_t hi, std::size_t size,
+                                 std::size_t alignment) {
+  relevant_.clear();
+  Collect(1, 0, num_slots_, lo, hi);
+  std::size_t offset = 0;
+  // Each conflict lifts the candidate above a whole merged range; stop when one full pass
+  // over the relevant sets finds none.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const ByteRanges* ranges : relevant_) {
+      for (std::size_t end; (end = ranges->FirstConflictEnd(offset, size)) != 0;) {
+        offset = AlignUp(end, alignment);
+        moved = true;
+      }
+    }
+  }
+  return offset;
+}
+
+std::size_t Occupancy::StoredRanges() const noexcept {
+  std::size_t total = 0;
+  for (std::size_t node : used_) {
+    total += nodes_[node].covering.count() + nodes_[node].touching.count();
+  }
+  return total;
+}
+
+}  // namespace memarena::planner
