@@ -83,14 +83,15 @@ std::vector<std::vector<Index>> StartingOrders(const std::vector<PlanTensor>& t)
 
 }  // namespace
 
-void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_point deadline, std::size_t target, std::uint64_t seed,
-                        Plan& best) {
+void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_point deadline,
+                        std::size_t target, std::uint64_t seed, Plan& best) {
   const std::size_t n = tensors.size();
   if (n < 2 || best.arena_size <= target) return;
   Placer placer(tensors);
   std::vector<Index> current = SizeOrder(tensors);
   std::vector<std::size_t> current_offsets;
-  std::size_t current_arena = placer.Place(current, current_offsets);
+  std::size_t current_arena = placer.Place(current, current_offsets, best.arena_size, deadline);
+  if (current_arena > best.arena_size) return;  // out of time already
   std::vector<std::size_t> trial_offsets;
 
   auto adopt = [&](std::size_t arena, const char* method) {
@@ -100,7 +101,7 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_poin
   };
   for (std::vector<Index>& order : StartingOrders(tensors)) {
     if (Clock::now() >= deadline) return;
-    const std::size_t arena = placer.Place(order, trial_offsets);
+    const std::size_t arena = placer.Place(order, trial_offsets, best.arena_size, deadline);
     adopt(arena, "orderings");
     if (arena < current_arena) {
       current = std::move(order);
@@ -135,7 +136,7 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_poin
       const std::size_t b = rng() % n;
       std::swap(trial[a], trial[b]);
     }
-    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena);
+    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena, deadline);
     if (arena > current_arena) continue;
     adopt(arena, "local-search");
     current.swap(trial);

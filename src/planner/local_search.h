@@ -15,7 +15,8 @@ namespace memarena::planner {
 
 // Replaces `best` when a smaller arena is found before `deadline`; stops at once when the
 // arena reaches `target` or less. `best` must be a valid plan for `tensors`.
-void ImproveByOrderings(const std::vector<PlanTensor>& tensors, std::chrono::steady_clock::time_point deadline, std::size_t target,
+void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
+                        std::chrono::steady_clock::time_point deadline, std::size_t target,
                         std::uint64_t seed, Plan& best);
 
 }  // namespace memarena::planner

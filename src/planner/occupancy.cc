@@ -25,11 +25,16 @@ void ByteRanges::Insert(std::size_t begin, std::size_t end) {
   ranges_.erase(first + 1, last);
 }
 
-std::size_t ByteRanges::FirstConflictEnd(std::size_t begin, std::size_t size) const noexcept {
-  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), begin,
+std::size_t ByteRanges::FirstFree(std::size_t from, std::size_t size,
+                                  std::size_t alignment) const noexcept {
+  // The first range ending above `from` is the first that could be in the way.
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), from,
                              [](std::size_t value, const Range& r) { return value < r.end; });
-  if (it == ranges_.end() || it->begin >= begin + size) return 0;
-  return it->end;
+  std::size_t offset = from;
+  for (; it != ranges_.end() && it->begin < offset + size; ++it) {
+    offset = AlignUp(it->end, alignment);
+  }
+  return offset;
 }
 
 Occupancy::Occupancy(std::size_t num_slots)
@@ -84,17 +89,18 @@ std::size_t Occupancy::LowestFit(std::uint32_t lo, std::uint32_t hi, std::size_t
                                  std::size_t alignment) {
   relevant_.clear();
   Collect(1, 0, num_slots_, lo, hi);
+  // Densest sets first: they decide most of the climb, the sparse ones mostly confirm.
+  std::sort(relevant_.begin(), relevant_.end(),
+            [](const ByteRanges* a, const ByteRanges* b) { return a->count() > b->count(); });
+  // Go round the sets, each lifting the candidate to its own lowest free place at or above
+  // it. Done when every set in a row has left the candidate where it was.
+  const std::size_t count = relevant_.size();
   std::size_t offset = 0;
-  // Each conflict lifts the candidate above a whole merged range; stop when one full pass
-  // over the relevant sets finds none.
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (const ByteRanges* ranges : relevant_) {
-      for (std::size_t end; (end = ranges->FirstConflictEnd(offset, size)) != 0;) {
-        offset = AlignUp(end, alignment);
-        moved = true;
-      }
-    }
+  std::size_t clean = 0;  // consecutive sets that found `offset` free
+  for (std::size_t k = 0; clean < count; k = k + 1 == count ? 0 : k + 1) {
+    const std::size_t free = relevant_[k]->FirstFree(offset, size, alignment);
+    clean = free == offset ? clean + 1 : 1;
+    offset = free;
   }
   return offset;
 }

@@ -15,9 +15,9 @@ namespace memarena::planner {
 class ByteRanges {
  public:
   void Insert(std::size_t begin, std::size_t end);
-  // The end of the first range that intersects [begin, begin + size), or 0 when none does
-  // (a range that intersects ends above begin >= 0, so 0 is never a real answer). size > 0.
-  std::size_t FirstConflictEnd(std::size_t begin, std::size_t size) const noexcept;
+  // The lowest multiple of `alignment` at or above `from` (itself such a multiple) where
+  // [offset, offset + size) meets no range. One binary search, then a walk up the ranges.
+  std::size_t FirstFree(std::size_t from, std::size_t size, std::size_t alignment) const noexcept;
   bool empty() const noexcept { return ranges_.empty(); }
   void clear() noexcept { ranges_.clear(); }
   std::size_t count() const noexcept { return ranges_.size(); }

@@ -31,11 +31,18 @@ Placer::Placer(const std::vector<PlanTensor>& tensors)
 }
 
 std::size_t Placer::Place(const std::vector<Index>& order, std::vector<std::size_t>& offsets,
-                          std::size_t give_up_above) {
+                          std::size_t give_up_above,
+                          std::chrono::steady_clock::time_point deadline) {
+  constexpr std::size_t kDeadlineStride = 4096;  // placements between clock reads
   offsets.assign(tensors_.size(), 0);
   occupancy_.Clear();
   std::size_t arena = 0;
-  for (const Index i : order) {
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k % kDeadlineStride == kDeadlineStride - 1 &&
+        std::chrono::steady_clock::now() >= deadline) {
+      return static_cast<std::size_t>(-1);  // above any give_up_above: an unfinished plan
+    }
+    const Index i = order[k];
     const PlanTensor& t = tensors_[i];
     if (t.size == 0) continue;  // occupies nothing; offset 0 meets any alignment
     const std::size_t offset = occupancy_.LowestFit(slot_lo_[i], slot_hi_[i], t.size, t.alignment);

@@ -2,6 +2,7 @@
 // under the local search, which only changes the order.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -21,10 +22,13 @@ class Placer {
   // a multiple of its alignment, where it overlaps no already placed tensor that is live
   // at the same time (the textbook greedy step). Writes `offsets`; returns the arena
   // size. Stops early, returning a value above `give_up_above`, once the arena exceeds
-  // it (offsets are then incomplete). No pairwise overlap lists: each step is a query on
-  // a segment tree over time (see occupancy.h).
+  // it (offsets are then incomplete), and likewise once `deadline` has passed (checked
+  // every few thousand tensors, so a large placement cannot overrun a budget by much). No
+  // pairwise overlap lists: each step is a query on a segment tree over time (occupancy.h).
   std::size_t Place(const std::vector<Index>& order, std::vector<std::size_t>& offsets,
-                    std::size_t give_up_above = static_cast<std::size_t>(-1));
+                    std::size_t give_up_above = static_cast<std::size_t>(-1),
+                    std::chrono::steady_clock::time_point deadline =
+                        std::chrono::steady_clock::time_point::max());
 
   // Stored byte ranges after the last Place (memory accounting).
   std::size_t StoredRanges() const noexcept { return occupancy_.StoredRanges(); }

@@ -164,7 +164,7 @@ TEST(PlannerCsv, MalformedInputNamesTheLine) {
   EXPECT_NE(CsvError("id,lower,size\n").find("lacks the 'upper' column"), std::string::npos);
   EXPECT_NE(CsvError("id,lower,upper,size,alignment\n0,0,3,4,6\n").find("line 2: alignment 6"),
             std::string::npos);
-  EXPECT_NE(CsvError("").find("empty input"), std::string::npos);
+  EXPECT_NE(CsvError("").find("line 1: the file is empty"), std::string::npos);
   EXPECT_THROW(ReadPlanCsvFile("/nonexistent/planner.csv"), std::invalid_argument);
 }
 
