@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 namespace memarena::bench {
 namespace {
@@ -72,6 +73,7 @@ std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& c) {
       std::size_t hidden_state = r.Alloc(bsh);  // embeddings
       r.Tick();
       std::vector<std::vector<std::size_t>> kept(c.layers);
+      std::vector<std::pair<std::size_t, std::size_t>> buckets;  // (tensor, steps left)
       for (std::size_t l = 0; l < c.layers; ++l) {
         auto keep = [&](std::size_t bytes) {
           kept[l].push_back(r.Alloc(bytes));
@@ -121,16 +123,31 @@ std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& c) {
           r.Tick();
         }
         // Weight gradients: created in the first micro-batch, accumulated in the others.
+        std::size_t layer_grad_bytes = 0;
         for (std::size_t w = 0; w < weights.sizes.size(); ++w) {
+          layer_grad_bytes += weights.sizes[w];
           if (mb == 0) {
             grads[l].push_back(r.Alloc(weights.sizes[w]));
           } else {
             r.Scratch(weights.sizes[w]);  // this micro-batch's contribution, then added
           }
         }
+        // Data-parallel reduction: the layer's gradients are copied into a bucket that
+        // lives until its all-reduce completes, a few operations later, out of order.
+        buckets.push_back({r.Alloc(layer_grad_bytes), 2 + rng() % 6});
+        for (auto it = buckets.begin(); it != buckets.end();) {
+          if (it->second-- == 0) {
+            r.Free(it->first);
+            it = buckets.erase(it);
+          } else {
+            ++it;
+          }
+        }
         r.Tick();
       }
       r.Free(grad);
+      for (const auto& bucket : buckets) r.Free(bucket.first);
+      buckets.clear();
       r.Tick();
     }
     // Optimizer: per parameter, fp32 temporaries for the update; gradients die after it.

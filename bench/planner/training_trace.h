@@ -28,6 +28,8 @@ struct TrainingTraceConfig {
 //    frees its temporaries at once;
 //  - the backward walks the layers in reverse: activation gradients live for one or two
 //    operations, weight gradients from the first micro-batch until the optimizer step;
+//  - data-parallel gradient buckets (a layer's gradients) live until their all-reduce
+//    completes, 2-7 layers later, so they end out of order;
 //  - the optimizer step makes short fp32 temporaries per parameter.
 // Sizes are bytes of fp16 activations (fp32 for masters and moments), rounded to 256.
 std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& config);
