@@ -12,16 +12,6 @@
 namespace memarena::testing {
 namespace {
 
-std::string CsvError(const std::string& text) {
-  std::istringstream in(text);
-  try {
-    ReadPlanCsv(in);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 std::string TensorsError(const std::vector<PlanTensor>& tensors) {
   try {
     PlanBest(tensors);
