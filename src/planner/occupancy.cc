@@ -25,14 +25,20 @@ void ByteRanges::Insert(std::size_t begin, std::size_t end) {
   ranges_.erase(first + 1, last);
 }
 
-std::size_t ByteRanges::FirstFree(std::size_t from, std::size_t size,
-                                  std::size_t alignment) const noexcept {
-  // The first range ending above `from` is the first that could be in the way.
-  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), from,
-                             [](std::size_t value, const Range& r) { return value < r.end; });
+std::size_t ByteRanges::FirstFree(std::size_t from, std::size_t size, std::size_t alignment,
+                                  std::size_t& cursor) const noexcept {
+  // Find the first range ending above `from`: the first that could be in the way.
+  if (cursor == kNoCursor) {
+    cursor = static_cast<std::size_t>(
+        std::upper_bound(ranges_.begin(), ranges_.end(), from,
+                         [](std::size_t value, const Range& r) { return value < r.end; }) -
+        ranges_.begin());
+  } else {
+    while (cursor < ranges_.size() && ranges_[cursor].end <= from) ++cursor;
+  }
   std::size_t offset = from;
-  for (; it != ranges_.end() && it->begin < offset + size; ++it) {
-    offset = AlignUp(it->end, alignment);
+  for (; cursor < ranges_.size() && ranges_[cursor].begin < offset + size; ++cursor) {
+    offset = AlignUp(ranges_[cursor].end, alignment);
   }
   return offset;
 }
@@ -94,11 +100,13 @@ std::size_t Occupancy::LowestFit(std::uint32_t lo, std::uint32_t hi, std::size_t
             [](const ByteRanges* a, const ByteRanges* b) { return a->count() > b->count(); });
   // Go round the sets, each lifting the candidate to its own lowest free place at or above
   // it. Done when every set in a row has left the candidate where it was.
+  // The candidate only rises, so each set's walk resumes where it stopped.
   const std::size_t count = relevant_.size();
+  cursors_.assign(count, ByteRanges::kNoCursor);
   std::size_t offset = 0;
   std::size_t clean = 0;  // consecutive sets that found `offset` free
   for (std::size_t k = 0; clean < count; k = k + 1 == count ? 0 : k + 1) {
-    const std::size_t free = relevant_[k]->FirstFree(offset, size, alignment);
+    const std::size_t free = relevant_[k]->FirstFree(offset, size, alignment, cursors_[k]);
     clean = free == offset ? clean + 1 : 1;
     offset = free;
   }

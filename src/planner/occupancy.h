@@ -16,8 +16,12 @@ class ByteRanges {
  public:
   void Insert(std::size_t begin, std::size_t end);
   // The lowest multiple of `alignment` at or above `from` (itself such a multiple) where
-  // [offset, offset + size) meets no range. One binary search, then a walk up the ranges.
-  std::size_t FirstFree(std::size_t from, std::size_t size, std::size_t alignment) const noexcept;
+  // [offset, offset + size) meets no range. `cursor` is where the walk starts: kNoCursor
+  // for a binary search; a later call with a larger `from` may pass the value this one left
+  // there, and then only walks forward (what LowestFit's rounds do).
+  static constexpr std::size_t kNoCursor = static_cast<std::size_t>(-1);
+  std::size_t FirstFree(std::size_t from, std::size_t size, std::size_t alignment,
+                        std::size_t& cursor) const noexcept;
   bool empty() const noexcept { return ranges_.empty(); }
   void clear() noexcept { ranges_.clear(); }
   std::size_t count() const noexcept { return ranges_.size(); }
@@ -64,6 +68,7 @@ class Occupancy {
   std::vector<Node> nodes_;
   std::vector<std::size_t> used_;            // nodes written since the last Clear
   std::vector<const ByteRanges*> relevant_;  // scratch for LowestFit
+  std::vector<std::size_t> cursors_;         // scratch for LowestFit, one per relevant set
 };
 
 }  // namespace memarena::planner
