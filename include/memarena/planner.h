@@ -73,8 +73,10 @@ std::optional<std::string> ValidatePlan(const std::vector<PlanTensor>& tensors,
 Plan PlanGreedyBySize(const std::vector<PlanTensor>& tensors);
 
 struct PlanOptions {
-  // Wall-clock budget for the improving search. The result is never worse than greedy
-  // by size, and planning stops early when it reaches the lower bound or the target.
+  // Wall-clock budget for the whole call, greedy included: PlanBest returns the best plan
+  // found within budget plus a few milliseconds (or right after greedy, when greedy alone
+  // takes longer). The result is never worse than greedy by size, and planning stops early
+  // when it reaches the lower bound or the target.
   std::chrono::milliseconds budget{100};
   // When non-zero, the search aims for an arena of at most this many bytes and stops as
   // soon as it has one (MiniMalloc's "capacity"). 0: aim for the lower bound.

@@ -86,7 +86,7 @@ std::vector<std::vector<Index>> StartingOrders(const std::vector<PlanTensor>& t)
 void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_point deadline,
                         std::size_t target, std::uint64_t seed, Plan& best) {
   const std::size_t n = tensors.size();
-  if (n < 2 || best.arena_size <= target) return;
+  if (n < 2 || best.arena_size <= target || Clock::now() >= deadline) return;
   Placer placer(tensors);
   std::vector<Index> current = SizeOrder(tensors);
   std::vector<std::size_t> current_offsets;
@@ -99,6 +99,7 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_poin
       best = MakePlan(tensors, trial_offsets, best.lower_bound, method);
     }
   };
+  if (Clock::now() >= deadline) return;  // the orderings cost n log n to build
   for (std::vector<Index>& order : StartingOrders(tensors)) {
     if (Clock::now() >= deadline) return;
     const std::size_t arena = placer.Place(order, trial_offsets, best.arena_size, deadline);
