@@ -126,7 +126,11 @@ class PlannedTarget final : public ReplayTarget {
     return run_open_;
   }
   void EndPhase() override {
-    if (run_open_) planned_.EndRun();
+    // The arena plans on its own thread; a replay wants the plan before the next phase.
+    if (run_open_) {
+      planned_.EndRun();
+      planned_.WaitForPlans();
+    }
     run_open_ = false;
   }
 
