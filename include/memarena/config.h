@@ -15,6 +15,9 @@ struct HostConfig {
   double release_threshold_ratio = 0.8;
   // Largest number of bytes one thread cache keeps. Key `thread_cache_bytes`, a size.
   std::size_t thread_cache_bytes = 4u << 20;
+  // Free committed bytes ReleaseUnusedSpans() keeps for reuse (a warm working set that still
+  // counts against the ceiling). Key `release_keep`, a size; 0 = release everything.
+  std::size_t release_keep = 0;
   // Drop-in only: print the stats table to stderr at exit. Key `stats_at_exit`, 0 or 1.
   bool stats_at_exit = false;
   // Drop-in only: record every allocation to this CSV (RMM replay-log format). Key `trace_file`.

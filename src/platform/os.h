@@ -56,6 +56,19 @@ std::uint64_t ThreadId() noexcept;
 // Monotonic clock in nanoseconds.
 std::uint64_t NowNanos() noexcept;
 
+// The address of `name` in the process's global symbol scope (dlsym(RTLD_DEFAULT)): an
+// LD_PRELOAD library comes first. nullptr when no loaded object defines it.
+void* FindSymbol(const char* name) noexcept;
+
+// The C library's own heap (glibc's mallinfo2): bytes in allocated blocks and bytes it
+// holds from the OS (arenas plus mmapped blocks). Counts only glibc's malloc, whatever
+// malloc the process actually uses.
+struct LibcHeapBytes {
+  std::size_t in_use = 0;
+  std::size_t held = 0;
+};
+LibcHeapBytes ReadLibcHeap() noexcept;
+
 }  // namespace memarena::platform
 
 namespace memarena::platform {

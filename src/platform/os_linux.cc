@@ -1,7 +1,9 @@
 // Linux implementation of the OS contract in os.h.
 #include "platform/os.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -108,6 +110,13 @@ std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept {
 }
 
 const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
+
+void* FindSymbol(const char* name) noexcept { return dlsym(RTLD_DEFAULT, name); }
+
+LibcHeapBytes ReadLibcHeap() noexcept {
+  const struct mallinfo2 info = mallinfo2();
+  return {.in_use = info.uordblks + info.hblkhd, .held = info.arena + info.hblkhd};
+}
 
 void WriteStderr(const char* text, std::size_t size) noexcept {
   WriteAll(STDERR_FILENO, text, size);
