@@ -12,7 +12,7 @@ namespace memarena {
 
 namespace {
 
-std::array<common::ConfigKey, 6> HostKeys(HostConfig& c) {
+std::array<common::ConfigKey, 8> HostKeys(HostConfig& c) {
   return {{
       {"ceiling", "a size such as 8GiB (0 = unlimited)",
        [&c](std::string_view v) { c.ceiling = common::ParseSize("ceiling", v); }},
@@ -30,6 +30,13 @@ std::array<common::ConfigKey, 6> HostKeys(HostConfig& c) {
        [&c](std::string_view v) { c.stats_at_exit = common::ParseBool("stats_at_exit", v); }},
       {"trace_file", "a file path",
        [&c](std::string_view v) { c.trace_file = std::string(v); }},
+      {"stats_file", "a file path (%p = pid)",
+       [&c](std::string_view v) { c.stats_file = std::string(v); }},
+      {"oom_message_interval", "a whole number of seconds, 0-86400 (0 = no message)",
+       [&c](std::string_view v) {
+         c.oom_message_interval =
+             static_cast<std::uint32_t>(common::ParseInteger("oom_message_interval", v, 0, 86400));
+       }},
   }};
 }
 
@@ -57,6 +64,9 @@ std::string_view HostConfigHelp() noexcept {
          "(default 0)\n"
          "  stats_at_exit:0|1             drop-in: print the stats table at exit\n"
          "  trace_file:PATH               drop-in: record a CSV trace (RMM replay-log format)\n"
+         "  stats_file:PATH               drop-in: write the stats at exit to PATH (%p = pid)\n"
+         "  oom_message_interval:SECONDS  drop-in: at most one failed-malloc line per SECONDS "
+         "(default 10, 0 = none)\n"
          "SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.";
 }
 

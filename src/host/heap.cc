@@ -552,6 +552,9 @@ AllocatorStats Stats() noexcept {
   s.bytes_released = heap.bytes_released;
   s.num_ooms = g_ooms.load(std::memory_order_relaxed);
   s.max_alloc_size = std::max(largest_class_used, heap.max_large_request);
+  s.bytes_in_thread_caches = cached;
+  s.bytes_in_central_lists = central_free;
+  s.bytes_metadata = MetaBytes();
   return s;
 }
 
