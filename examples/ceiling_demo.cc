@@ -202,5 +202,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("\nmemarena never crossed its ceiling and had {} OOMs; the cache that keeps freed "
              "blocks had {} under the same ceiling.\n", ooms, keeping_ooms);
-  return ooms == 0 ? 0 : 1;
+  // The demo's claim, checked: memarena passes and the ceiling is tight enough that keeping
+  // freed blocks fails. A ceiling so loose that both pass would prove nothing.
+  return ooms == 0 && keeping_ooms > 0 ? 0 : 1;
 }
