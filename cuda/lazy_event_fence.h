@@ -25,7 +25,9 @@ class LazyEventFence final : public StreamFence {
 
   // No CUDA call for an ordinary stream. The per-thread stream (whose handle means another
   // stream in another thread) records one event from its own thread, re-recording the newest
-  // one when kMaxInFlightPerStream are in flight.
+  // one when kMaxInFlightPerStream are in flight. A block freed on a per-thread stream from
+  // another thread (Deallocate without a stream) cannot be marked: it stays with that stream
+  // until its own thread frees again.
   std::uint64_t Record(StreamHandle stream) noexcept override;
   // Never blocks: queries at most the stream's in-flight events, records at most one. While
   // captures are underway, or `stream` itself is capturing, answers false without a call.

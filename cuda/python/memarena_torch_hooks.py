@@ -41,6 +41,10 @@ def install(path=None, hooks=True, verbose=False):
     import torch
 
     library = find_library(path)
+    if torch.version.cuda is None or not hasattr(torch.cuda.memory, "CUDAPluggableAllocator"):
+        raise RuntimeError(
+            f"memarena: PyTorch {torch.__version__} has no CUDA pluggable allocator; a CUDA "
+            "build of PyTorch 2.0 or later is needed")
     if torch.cuda.is_initialized():
         raise RuntimeError(
             "memarena: CUDA is already initialised in this process; call install() before the "

@@ -137,6 +137,33 @@ TEST(DeviceLogic, TwoHundredThousandPairsOnOneStreamUseNoEvents) {
   EXPECT_EQ(stats.num_allocs, 200002u);
 }
 
+// Cross-stream traffic while the freeing stream stays busy: events are recycled from a few,
+// never one per free.
+TEST(DeviceLogic, CrossStreamTrafficKeepsEventsBounded) {
+  Fake();
+  auto arena = MakeDeviceArena(0);
+  const DeviceStream busy = NewStream();
+  const StreamHandle s1 = ToStreamHandle(Cuda(busy));
+  const StreamHandle s2 = ToStreamHandle(Cuda(NewStream()));
+  Fake().Launch(busy);
+  const std::uint64_t created_before = Fake().counters().events_created;
+  for (int i = 0; i < 10000; ++i) {
+    void* p = arena->TryAllocateOnStream(4096, 256, s1);
+    arena->DeallocateOnStream(p, s1);
+    void* q = arena->TryAllocateOnStream(4096, 256, s2);
+    ASSERT_NE(q, p) << "stream 2 took a block stream 1 is still using, at pair " << i;
+    arena->DeallocateOnStream(q, s2);
+  }
+  EXPECT_LE(Fake().counters().events_created - created_before, 4u);
+  Fake().CompleteAll(busy);
+  EXPECT_EQ(arena->GetStats().bytes_in_use, 0u);
+  const std::uint64_t extensions = arena->GetStats().num_arena_extensions;
+  EXPECT_LE(extensions, 2u) << "the loop kept growing the arena";
+  void* reused = arena->TryAllocateOnStream(4096, 256, s2);
+  EXPECT_EQ(arena->GetStats().num_arena_extensions, extensions);
+  arena->DeallocateOnStream(reused, s2);
+}
+
 // Row 5: two threads on cudaStreamPerThread are two streams.
 TEST(DeviceLogic, PerThreadStreamsOfTwoThreadsAreTwoStreams) {
   constexpr int kDevice = 5;
