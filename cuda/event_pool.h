@@ -28,6 +28,10 @@ class EventPool {
   // Back to the pool; `healthy` false (its query failed) destroys it instead.
   void Return(DeviceEvent event, bool healthy = true) noexcept;
 
+  // cudaEventRecord / cudaEventQuery on one of this pool's events; counted (GetEventCounters).
+  DeviceResult Record(DeviceEvent event, DeviceStream stream) noexcept;
+  DeviceResult Query(DeviceEvent event) noexcept;
+
   std::size_t live() const noexcept;
   DeviceRuntime& runtime() const noexcept { return *runtime_; }
   int device() const noexcept { return device_; }

@@ -24,13 +24,13 @@ bool LazyEventFence::RecordOn(StreamState& state, DeviceStream stream) noexcept 
   if (state.in_flight.size() >= kMaxInFlightPerStream) {
     // Move the newest point forward: it then also covers this free (later is still safe).
     InFlight& newest = state.in_flight.back();
-    if (!runtime_.EventRecord(newest.event, stream).ok()) return false;
+    if (!events_->Record(newest.event, stream).ok()) return false;
     newest.mark = state.recorded;
     return true;
   }
   const DeviceEvent event = events_->Take();
   if (event.value == 0) return false;
-  if (!runtime_.EventRecord(event, stream).ok()) {
+  if (!events_->Record(event, stream).ok()) {
     runtime_.ClearLastError();
     events_->Return(event, /*healthy=*/false);
     return false;
@@ -69,7 +69,7 @@ std::uint64_t LazyEventFence::Record(StreamHandle stream) noexcept {
 void LazyEventFence::Poll(StreamState& state) noexcept {
   while (!state.in_flight.empty()) {  // events on one stream complete in order
     const InFlight front = state.in_flight.front();
-    const DeviceResult result = runtime_.EventQuery(front.event);
+    const DeviceResult result = events_->Query(front.event);
     if (result.kind == DeviceErrorKind::kNotReady) break;
     // Success, or an error that means the work will never run: either way it is over.
     if (!result.ok()) runtime_.ClearLastError();

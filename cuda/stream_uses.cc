@@ -42,7 +42,7 @@ bool StreamUses::DeferFreeSlow(void* ptr, StreamHandle alloc_stream) {
     runtime.StreamCaptureStatus(stream, &capture);
     if (capture != CaptureStatus::kNone) continue;  // a graph's memory stays in its pool
     const DeviceEvent event = events_->Take();
-    if (event.value != 0 && runtime.EventRecord(event, stream).ok()) {
+    if (event.value != 0 && events_->Record(event, stream).ok()) {
       deferred.events.push_back(event);
       continue;
     }
@@ -65,7 +65,7 @@ std::vector<StreamUses::Ready> StreamUses::CollectReady() {
   for (auto it = deferred_.begin(); it != deferred_.end();) {
     bool done = true;
     for (DeviceEvent e : it->events) {
-      const DeviceResult r = runtime.EventQuery(e);
+      const DeviceResult r = events_->Query(e);
       if (r.kind == DeviceErrorKind::kNotReady) {
         done = false;
         break;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,17 @@ std::shared_ptr<BfcArena> MakeDeviceArena(int device, ArenaConfig config = {});
 // threads on their per-thread streams never share a handle. Costs a lock and, for the
 // per-thread stream, one runtime call.
 StreamHandle ToStreamHandle(CUstream_st* stream) noexcept;
+
+// What the backend did with CUDA events since the process started, over all devices: how
+// many it created and destroyed (pooled, so created stays small), recorded and queried. A
+// free reused on its own stream touches none of them. Four relaxed atomic loads.
+struct EventCounters {
+  std::uint64_t created = 0;
+  std::uint64_t destroyed = 0;
+  std::uint64_t recorded = 0;
+  std::uint64_t queried = 0;
+};
+EventCounters GetEventCounters() noexcept;
 
 }  // namespace memarena::cuda
 

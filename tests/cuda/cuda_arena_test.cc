@@ -235,6 +235,31 @@ TEST(PluggableOnDevice, RecordStreamWaitsForTheOtherStream) {
   cudaStreamDestroy(s2);
 }
 
+TEST(PluggableOnDevice, TwoHundredThousandPairsOnOneStreamUseNoEvents) {
+  cudaStream_t s = nullptr;
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  memarena_cuda_free(memarena_cuda_malloc(256, 0, s), 256, 0, s);
+  const cuda::EventCounters before = cuda::GetEventCounters();
+  for (int i = 0; i < 200000; ++i) {
+    const std::size_t size = i % 3 == 0 ? 256 : i % 3 == 1 ? 64 * 1024 : 4 * kMiB;
+    memarena_cuda_free(memarena_cuda_malloc(size, 0, s), size, 0, s);
+  }
+  const cuda::EventCounters after = cuda::GetEventCounters();
+  EXPECT_EQ(after.created, before.created);
+  EXPECT_EQ(after.recorded, before.recorded);
+  EXPECT_EQ(after.queried, before.queried);
+  void* q = memarena_cuda_malloc(256, 0, other);  // the first allocation on another stream
+  const cuda::EventCounters crossed = cuda::GetEventCounters();
+  EXPECT_LE(crossed.created - after.created, 1u);
+  EXPECT_LE(crossed.queried - after.queried, 8u);
+  memarena_cuda_free(q, 256, 0, other);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(other);
+}
+
 TEST(PluggableOnDevice, EmptyCacheGivesFreedMemoryToTheDriver) {
   void* big = memarena_cuda_malloc(256 * kMiB, 0, nullptr);
   memarena_cuda_free(big, 256 * kMiB, 0, nullptr);

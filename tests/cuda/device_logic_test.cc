@@ -118,6 +118,7 @@ TEST(DeviceLogic, TwoHundredThousandPairsOnOneStreamUseNoEvents) {
   void* warm = memarena_cuda_malloc(256, kDevice, Cuda(s));  // creates the arena
   memarena_cuda_free(warm, 256, kDevice, Cuda(s));
   const FakeDeviceRuntime::Counters before = Fake().counters();
+  const EventCounters backend_before = GetEventCounters();
   for (int i = 0; i < 200000; ++i) {
     void* p = memarena_cuda_malloc(i % 2 == 0 ? 256 : 65536, kDevice, Cuda(s));
     memarena_cuda_free(p, 0, kDevice, Cuda(s));
@@ -126,6 +127,10 @@ TEST(DeviceLogic, TwoHundredThousandPairsOnOneStreamUseNoEvents) {
   EXPECT_EQ(after.events_created, before.events_created);
   EXPECT_EQ(after.event_records, before.event_records);
   EXPECT_EQ(after.event_queries, before.event_queries);
+  const EventCounters backend_after = GetEventCounters();  // the backend's own count agrees
+  EXPECT_EQ(backend_after.created, backend_before.created);
+  EXPECT_EQ(backend_after.recorded, backend_before.recorded);
+  EXPECT_EQ(backend_after.queried, backend_before.queried);
   void* q = memarena_cuda_malloc(256, kDevice, Cuda(other));
   const FakeDeviceRuntime::Counters crossed = Fake().counters();
   EXPECT_LE(crossed.event_records - after.event_records, 1u);
