@@ -173,6 +173,11 @@ int memarena_cuda_get_stats(int device, memarena_stats* out) {
   return 0;
 }
 
+void memarena_cuda_reset_peak_stats(int device) {
+  DeviceState* s = memarena::cuda::ExistingState(device);
+  if (s != nullptr) s->arena.ResetPeakStats();
+}
+
 int memarena_cuda_set_memory_fraction(double fraction, int device) {
   if (!(fraction > 0.0 && fraction <= 1.0)) return EINVAL;
   DeviceState& s = StateFor(device);

@@ -79,6 +79,9 @@ void memarena_cuda_record_stream(void* ptr, CUstream_st* stream);
 // Fills *out with `device`'s stats (arena plus graph pools; zeros when never used). Returns 0,
 // or EINVAL for a null `out`.
 int memarena_cuda_get_stats(int device, memarena_stats* out);
+// torch.cuda.reset_peak_memory_stats: the peaks of `device`'s arena restart from now (the
+// pytest guard's per-test device probe uses it). No-op for a device never used.
+void memarena_cuda_reset_peak_stats(int device);
 // torch.cuda.set_per_process_memory_fraction: caps what `device`'s arena holds at `fraction`
 // (0 < fraction <= 1) of the device's total memory. Returns 0, EINVAL for a bad fraction,
 // ENODEV when the device's capacity is unknown.

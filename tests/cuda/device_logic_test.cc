@@ -266,6 +266,10 @@ TEST(DeviceLogic, StatsAndMemoryFraction) {
   EXPECT_EQ(s.bytes_requested, 3 * kMiB);
   EXPECT_GE(s.bytes_held, 3 * kMiB);
   EXPECT_EQ(s.num_allocs, 1u);
+  memarena_cuda_free(memarena_cuda_malloc(8 * kMiB, kDevice, nullptr), 8 * kMiB, kDevice, nullptr);
+  EXPECT_GE(Stats(kDevice).peak_bytes_in_use, 8 * kMiB);
+  memarena_cuda_reset_peak_stats(kDevice);
+  EXPECT_LT(Stats(kDevice).peak_bytes_in_use, 8 * kMiB) << "the peak did not restart";
   EXPECT_EQ(memarena_cuda_set_memory_fraction(1.5, kDevice), EINVAL);
   ASSERT_EQ(memarena_cuda_set_memory_fraction(0.05, kDevice), 0);  // ~51 MiB
   const std::string what = OomMessage(&memarena_cuda_malloc, 128 * kMiB, kDevice, nullptr);
