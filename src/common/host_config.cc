@@ -12,7 +12,15 @@ namespace memarena {
 
 namespace {
 
-std::array<common::ConfigKey, 5> HostKeys(HostConfig& c) {
+InvalidFreeAction ParseInvalidFreeAction(std::string_view value) {
+  if (value == "abort") return InvalidFreeAction::kAbort;
+  if (value == "report") return InvalidFreeAction::kReport;
+  if (value == "ignore") return InvalidFreeAction::kIgnore;
+  throw ConfigError(fmt::format(
+      "bad value '{}' for key 'on_invalid_free': expected abort, report or ignore", value));
+}
+
+std::array<common::ConfigKey, 6> HostKeys(HostConfig& c) {
   return {{
       {"ceiling", "a size such as 8GiB (0 = unlimited)",
        [&c](std::string_view v) { c.ceiling = common::ParseSize("ceiling", v); }},
@@ -28,6 +36,8 @@ std::array<common::ConfigKey, 5> HostKeys(HostConfig& c) {
        [&c](std::string_view v) { c.stats_at_exit = common::ParseBool("stats_at_exit", v); }},
       {"trace_file", "a file path",
        [&c](std::string_view v) { c.trace_file = std::string(v); }},
+      {"on_invalid_free", "abort, report or ignore",
+       [&c](std::string_view v) { c.on_invalid_free = ParseInvalidFreeAction(v); }},
   }};
 }
 
@@ -53,6 +63,8 @@ std::string_view HostConfigHelp() noexcept {
          "  thread_cache_bytes:SIZE       bytes one thread cache may keep (default 4MiB)\n"
          "  stats_at_exit:0|1             drop-in: print the stats table at exit\n"
          "  trace_file:PATH               drop-in: record a CSV trace (RMM replay-log format)\n"
+         "  on_invalid_free:abort|report|ignore  double, interior or foreign free: abort with "
+         "a message (default), print it and carry on, or carry on\n"
          "SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.";
 }
 
