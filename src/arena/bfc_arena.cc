@@ -261,6 +261,7 @@ struct BfcArena::Impl {
     stats.bytes_held += r.bytes;
     stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
     ++stats.num_arena_extensions;
+    ++stats.num_arena_extensions_total;
     return true;
   }
 

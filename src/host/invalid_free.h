@@ -32,21 +32,39 @@ inline std::uintptr_t MarkWord(const void* object) noexcept {
 }
 
 namespace detail {
-// Per class: Lemire's divisibility constant ceil(2^64 / size) (an offset n < 2^32 is a
-// multiple of size iff n * inverse mod 2^64 <= inverse - 1) and the end of the span's last
-// whole object. Computed at compile time; one multiply on the free path, no division.
+// Per class, Lemire's divisibility test folded with the bound on the object index: with
+// c = ceil(2^64 / size) and e = size * c mod 2^64 (< size), an offset n = q * size maps to
+// n * c mod 2^64 = q * e, while an offset that is not a multiple of size maps to at least c
+// (> 2^46 here). So "n * c mod 2^64 < objects * e" accepts exactly the starts of the span's
+// objects: one multiply and one compare on the free path, no division. A power-of-two size
+// has e = 0; its spans have no tail (asserted below), so "< c" (divisible) is enough.
 struct ObjectGeometry {
-  std::uint64_t inverse = 0;
-  std::uint64_t objects_end = 0;
+  std::uint64_t inverse = 0;  // c
+  std::uint64_t limit = 0;    // objects * e, or c when e = 0
 };
 inline constexpr auto kGeometry = [] {
   std::array<ObjectGeometry, kNumClasses + 1> table{};
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    table[cls].inverse = UINT64_MAX / kClasses[cls].size + 1;
-    table[cls].objects_end = std::uint64_t{kClasses[cls].objects} * kClasses[cls].size;
+    const std::uint64_t size = kClasses[cls].size;
+    const std::uint64_t c = UINT64_MAX / size + 1;
+    const std::uint64_t e = size * c;  // mod 2^64
+    table[cls].inverse = c;
+    table[cls].limit = e != 0 ? kClasses[cls].objects * e : c;
   }
   return table;
 }();
+constexpr bool PowerOfTwoClassesHaveNoTail() {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const std::uint64_t size = kClasses[cls].size;
+    const bool power_of_two = (size & (size - 1)) == 0;
+    if (power_of_two && std::uint64_t{kClasses[cls].objects} * size !=
+                            std::uint64_t{kClasses[cls].pages} * kPageSize) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(PowerOfTwoClassesHaveNoTail(), "IsObjectStart needs tail-free power-of-two spans");
 }  // namespace detail
 
 // The offset of `ptr` from the start of its small span, from the page index in its
@@ -58,9 +76,8 @@ inline std::uint64_t OffsetInSpan(const void* ptr, unsigned entry) noexcept {
 
 // True when `ptr` is the start of an object of class `cls`.
 inline bool IsObjectStart(const void* ptr, unsigned entry, std::size_t cls) noexcept {
-  const std::uint64_t offset = OffsetInSpan(ptr, entry);
   const detail::ObjectGeometry& g = detail::kGeometry[cls];
-  return offset * g.inverse <= g.inverse - 1 && offset < g.objects_end;
+  return OffsetInSpan(ptr, entry) * g.inverse < g.limit;
 }
 
 enum class Misuse : std::uint8_t {

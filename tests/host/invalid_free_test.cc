@@ -125,6 +125,23 @@ TEST_F(ReportedFrees, IgnoreCarriesOnSilentlyButStillCounts) {
   EXPECT_NE(Allocate(64, 0), Allocate(64, 0));
 }
 
+// The free path's one-multiply test, checked against division at every offset of a span
+// of every class (the object-start check that catches interior frees).
+TEST(ObjectStart, AcceptsExactlyTheObjectStartsOfEveryClass) {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const SizeClassInfo& info = ClassInfo(cls);
+    const std::uint64_t span_bytes = std::uint64_t{info.pages} * kPageSize;
+    std::uint64_t mismatches = 0;
+    for (std::uint64_t offset = 0; offset < span_bytes; ++offset) {
+      const auto entry = static_cast<unsigned>(cls | ((offset >> kPageShift) << 8));
+      const void* ptr = reinterpret_cast<const void*>((std::uintptr_t{1} << 40) + offset);
+      const bool start = offset % info.size == 0 && offset / info.size < info.objects;
+      if (IsObjectStart(ptr, entry, cls) != start) ++mismatches;
+    }
+    EXPECT_EQ(mismatches, 0u) << "class " << cls << " (" << info.size << " B)";
+  }
+}
+
 TEST(UsableSize, IsZeroForInteriorFreedAndForeignPointers) {
   auto* p = static_cast<char*>(Allocate(64, 0));
   auto* big = static_cast<char*>(Allocate(std::size_t{1} << 20, 0));
