@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memarena needs when they are missing (fresh machine or CI).
 set -euo pipefail
-packages=(cmake make g++ clang libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+packages=(cmake make g++ clang libclang-rt-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           pkg-config python3)
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 
+#include "common/asan.h"
 #include "host/central_cache.h"
 #include "host/check.h"
 #include "host/host_api.h"
@@ -256,6 +257,7 @@ void* AllocateUncached(std::size_t cls, Failure* failure) noexcept {
   void* head = nullptr;
   void* tail = nullptr;
   if (g_central.Remove(cls, 1, &head, &tail, failure) == 0) return nullptr;
+  common::UnpoisonForUse(head, kSizes[cls]);
   MarkWord(head) = 0;
   g_registry.allocs[cls].fetch_add(1, std::memory_order_relaxed);
   g_registry.net_out[cls].fetch_add(1, std::memory_order_relaxed);
@@ -285,6 +287,7 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     AddOwned<std::int64_t>(tc->net_out[cls], got);
   }
   void* object = list.head;
+  common::UnpoisonForUse(object, kSizes[cls]);
   list.head = NextObject(object);
   MarkWord(object) = 0;
   AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
@@ -396,6 +399,11 @@ inline bool AcceptSmallFree(void* ptr, unsigned entry, std::size_t cls) noexcept
     return false;
   }
   MarkWord(ptr) = mark;
+  // ASAN builds: all but the link and the mark (the heap's own words) is off limits until
+  // the object is handed out again, so a use after free is reported.
+  if constexpr (common::kAsan) {
+    common::PoisonFree(static_cast<char*>(ptr) + 16, kSizes[cls] - 16);
+  }
   return true;
 }
 
@@ -435,6 +443,7 @@ void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
       ThreadCache::List& list = tc->lists[cls];
       void* object = list.head;
       if (object != nullptr) [[likely]] {
+        if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
         list.head = NextObject(object);
         MarkWord(object) = 0;  // no longer free: a later free of it is legitimate
         AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));

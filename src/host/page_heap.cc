@@ -2,6 +2,7 @@
 // coalescing, the ceiling on held bytes and release to the OS.
 #include "host/page_heap.h"
 
+#include "common/asan.h"
 #include "host/check.h"
 #include "host/meta_pool.h"
 #include "platform/os.h"
@@ -136,6 +137,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   }
   span->first_page = start;
   span->num_pages = pages;
+  common::UnpoisonForUse(span->Start(), span->Bytes());  // poisoned while free (ASAN builds)
   span->state = SpanState::kInUse;
   span->size_class = size_class;
   span->allocated = 0;
@@ -289,6 +291,9 @@ void PageHeap::Delete(Span* span) noexcept {
   }
   span->state = SpanState::kFree;
   span->size_class = 0;
+  // ASAN builds: a use after free is reported. Spans above 64 MiB are left alone (their
+  // shadow would be written byte by byte); unpoisoning on Carve is cheap at any size.
+  if (span->Bytes() <= (std::size_t{64} << 20)) common::PoisonFree(span->Start(), span->Bytes());
   MergeAndInsert(span);
   if (++deletes_since_scavenge_ >= kScavengeInterval) {
     deletes_since_scavenge_ = 0;

@@ -8,6 +8,7 @@
 
 #include "host/heap.h"
 #include "host/host_api.h"
+#include "common/asan.h"
 #include "host/invalid_free.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
@@ -176,6 +177,32 @@ TEST(InvalidFreeDeathTest, AnInteriorFreeAbortsByDefault) {
         Free(q + 16);
       },
       "memarena: invalid free of 0x[0-9a-f]+ in free\\(\\)");
+}
+
+// ASAN builds: freed host memory is poisoned, so a use after free is reported by ASAN as it
+// is for malloc's memory (small objects past their first 16 bytes, whole large blocks).
+TEST(AsanPoisonDeathTest, AUseAfterFreeOfHostMemoryIsReported) {
+  if (!common::kAsan) GTEST_SKIP() << "not an AddressSanitizer build";
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<volatile char*>(Allocate(64, 0));
+        Free(const_cast<char*>(p));
+        p[40] = 1;
+      },
+      "AddressSanitizer: use-after-poison");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<volatile char*>(Allocate(std::size_t{1} << 20, 0));
+        Free(const_cast<char*>(p));
+        p[4096] = 1;
+      },
+      "AddressSanitizer: use-after-poison");
+  // Handed out again, the memory is usable.
+  auto* p = static_cast<char*>(Allocate(64, 0));
+  Free(p);
+  auto* q = static_cast<char*>(Allocate(64, 0));
+  q[63] = 1;
+  Free(q);
 }
 
 TEST(InvalidFreeConfig, OnInvalidFreeParsesItsThreeValuesAndRejectsOthers) {
