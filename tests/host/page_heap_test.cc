@@ -158,6 +158,9 @@ TEST_F(PageHeapTest, AHugeAlignmentReservesAlignedSpaceWithoutPerPageMetadata) {
 // Issue 17: a 1 TiB reservation wrote 2^27 pagemap entries (1.18 GB, 25 s). Now only the
 // span's ends are written: the leaves covering it are mapped but stay untouched.
 TEST_F(PageHeapTest, AHugeRequestWritesOnlyTheEndsOfItsSpan) {
+#if defined(MEMARENA_SANITIZED)
+  GTEST_SKIP() << "sanitizer build: ASAN unpoisons a carved span's shadow (1 TiB needs 128 GiB)";
+#endif
   constexpr std::size_t kPages = (std::size_t{1} << 40) >> kPageShift;
   Span* span = New(kPages);
   if (span == nullptr) GTEST_SKIP() << "the OS refused 1 TiB of address space";
