@@ -38,7 +38,9 @@ struct ArenaConfig {
   // Parses the environment variable `variable` (defaults when unset or empty); throws like Parse.
   static ArenaConfig FromEnvironment(const char* variable);
 
-  // Throws ConfigError when a size that must be positive is 0.
+  // Throws ConfigError naming the key and the allowed range when a size is outside it:
+  // every size at most 256 TiB (so the arena's rounding and doubling stay in range),
+  // initial sizes positive, max_power_of_two_extend_bytes at least 256.
   void Validate() const;
 };
 

@@ -8,6 +8,12 @@
 
 namespace memarena {
 
+// What the host heap does when free (or delete, or realloc) is given a pointer it did not
+// hand out or that is already free: kAbort prints one line naming the pointer, the
+// operation and the size class, then aborts (the default, as glibc); kReport prints the
+// line and carries on without freeing anything; kIgnore carries on silently.
+enum class InvalidFreeAction { kAbort, kReport, kIgnore };
+
 struct HostConfig {
   // Limit on held bytes; 0 = unlimited. Key `ceiling`, a size (e.g. 8GiB).
   std::size_t ceiling = 0;
@@ -31,6 +37,8 @@ struct HostConfig {
   std::uint32_t oom_message_interval = 10;
   // Drop-in only: record every allocation to this CSV (RMM replay-log format). Key `trace_file`.
   std::string trace_file;
+  // Double, interior and foreign frees. Key `on_invalid_free`, abort|report|ignore.
+  InvalidFreeAction on_invalid_free = InvalidFreeAction::kAbort;
 
   // Parses "key:value,key:value". Sizes accept B, K/KiB, M/MiB, G/GiB, T/TiB.
   // Throws ConfigError naming the key and the allowed values on an unknown key or bad value.

@@ -44,7 +44,8 @@ struct AllocatorStats {
   std::uint64_t num_releases = 0;          // regions/spans given back
   std::uint64_t bytes_released = 0;        // total bytes given back
   std::uint64_t num_ooms = 0;              // failed allocations
-  std::uint64_t num_arena_extensions = 0;  // arena growth steps (BFC)
+  std::uint64_t num_arena_extensions = 0;  // growth steps still held (BFC; a shrink lowers it, as ORT)
+  std::uint64_t num_arena_extensions_total = 0;  // growth steps ever taken (never decreases)
   std::uint64_t num_arena_shrinkages = 0;  // regions freed by shrinking (BFC; ORT counts one per region)
   std::size_t max_alloc_size = 0;          // largest single allocation served
 

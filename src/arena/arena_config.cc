@@ -41,17 +41,14 @@ std::array<common::ConfigKey, 6> ArenaKeys(ArenaConfig& c) {
 }  // namespace
 
 void ArenaConfig::Validate() const {
-  auto require = [](bool ok, std::string_view key, std::string_view allowed, std::size_t value) {
-    if (!ok) {
-      throw ConfigError(fmt::format("bad value '{}' for key '{}': expected {}", value, key, allowed));
-    }
-  };
-  require(initial_chunk_size_bytes > 0, "initial_chunk_size_bytes", "a positive size",
-          initial_chunk_size_bytes);
-  require(initial_growth_chunk_size_bytes > 0, "initial_growth_chunk_size_bytes", "a positive size",
-          initial_growth_chunk_size_bytes);
-  require(max_power_of_two_extend_bytes >= 256, "max_power_of_two_extend_bytes",
-          "a size of at least 256", max_power_of_two_extend_bytes);
+  // Every size stays at most kMaxConfigBytes, so rounding a chunk up to a power of two and
+  // doubling the next extension cannot wrap (a wrapped growth size made the extension loop
+  // spin forever under the arena lock).
+  common::CheckSizeRange("max_mem", max_mem, 0);
+  common::CheckSizeRange("initial_chunk_size_bytes", initial_chunk_size_bytes, 1);
+  common::CheckSizeRange("max_dead_bytes_per_chunk", max_dead_bytes_per_chunk, 0);
+  common::CheckSizeRange("initial_growth_chunk_size_bytes", initial_growth_chunk_size_bytes, 1);
+  common::CheckSizeRange("max_power_of_two_extend_bytes", max_power_of_two_extend_bytes, 256);
 }
 
 ArenaConfig ArenaConfig::Parse(std::string_view text) {

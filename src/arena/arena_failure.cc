@@ -33,6 +33,9 @@ std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
     }
     case FailureKind::kTooLarge:
       return fmt::format("a request of {} bytes is larger than any arena can serve", f.bytes);
+    case FailureKind::kMetadata:
+      return "the arena's bookkeeping (chunk records, free bins) could not grow: operator new "
+             "failed, e.g. under a ceiling on the host heap";
     case FailureKind::kNone:
       break;
   }
@@ -41,7 +44,10 @@ std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
 
 std::string FailureAdvice(const ArenaFailure& f, const AllocatorStats& stats) {
   std::string advice;
-  if (f.kind == FailureKind::kSource) {
+  if (f.kind == FailureKind::kMetadata) {
+    advice = "Free host memory or raise the host ceiling (MEMARENA_CONF=ceiling:SIZE): the "
+             "arena keeps its chunk records on the host heap.";
+  } else if (f.kind == FailureKind::kSource) {
     advice =
         "The memory source is exhausted: free memory held outside this arena, or set max_mem "
         "below the source's capacity; arena_extend_strategy:kSameAsRequested or a smaller "

@@ -15,6 +15,7 @@ enum class FailureKind {
   kLimit,     // ORT: "Available memory of X is smaller than requested bytes of Y"
   kSource,    // ORT: "Failed to allocate memory for requested buffer of size Y"
   kTooLarge,  // the request cannot be represented (near the size_t limit)
+  kMetadata,  // the arena's own bookkeeping could not grow (operator new failed)
 };
 
 struct ArenaFailure {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 
 #include "arena/address_map.h"
@@ -281,13 +282,21 @@ struct BfcArena::Impl {
     }
     const bool pinned =
         config.arena_extend_strategy == ArenaExtendStrategy::kNextPowerOfTwo && !had_first_region;
+    try {
+      store.AddPiece(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes,
+                     source->MergesAdjacent() && !pinned, pinned);
+    } catch (const std::bad_alloc&) {  // AddPiece changed nothing: the range goes back
+      source->Release(r.ptr, r.bytes);
+      growth = before;
+      failure.kind = FailureKind::kMetadata;
+      return false;
+    }
     had_first_region = true;
-    store.AddPiece(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes,
-                   source->MergesAdjacent() && !pinned, pinned);
     last_piece_end = reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes;
     stats.bytes_held += r.bytes;
     stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
     ++stats.num_arena_extensions;
+    ++stats.num_arena_extensions_total;
     return true;
   }
 
@@ -302,6 +311,9 @@ struct BfcArena::Impl {
     c.stream = stream;
     c.fence = stream != 0 ? fence->Record(stream) : 0;
     store.InsertFree(store.Coalesce(h));
+    // Best effort: keep bookkeeping in reserve for the next request (and for the next free,
+    // which otherwise leaves its chunk out of the bins when operator new fails).
+    store.ReserveMetadata();
   }
 
   ChunkHandle Lookup(const void* ptr) const {
@@ -355,9 +367,25 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
     failure.kind = FailureKind::kTooLarge;
   } else {
     const std::size_t rounded = arena::RoundedBytes(bytes);
-    if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    // What this request may need of the bookkeeping is allocated first: past this point
+    // nothing allocates, so a refused operator new is a counted OOM, not std::terminate.
+    // Without a full reserve a free chunk may still be taken, but the arena does not grow.
+    const bool reserved = m.store.ReserveMetadata();
+    const bool map_ready = m.in_use.ReserveOneMore();
+    if (map_ready && (reserved || m.store.CanTakeWithoutAllocating())) {
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    }
+    // Neighbours freed on other streams whose work has completed merge now: try once more.
     m.SettleCompletedFrees();
-    if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    if (map_ready && (reserved || m.store.CanTakeWithoutAllocating())) {
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    }
+    if (!reserved || !map_ready) {
+      failure.kind = FailureKind::kMetadata;
+      ++m.stats.num_ooms;
+      arena::ThreadLastFailure() = failure;
+      return nullptr;
+    }
     failure.needed = rounded + m.AlignmentSlack(alignment);
     // A tail-sized extension that did not land next to the tail is followed by a full one.
     for (bool use_tail : {true, false}) {

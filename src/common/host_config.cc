@@ -12,7 +12,15 @@ namespace memarena {
 
 namespace {
 
-std::array<common::ConfigKey, 8> HostKeys(HostConfig& c) {
+InvalidFreeAction ParseInvalidFreeAction(std::string_view value) {
+  if (value == "abort") return InvalidFreeAction::kAbort;
+  if (value == "report") return InvalidFreeAction::kReport;
+  if (value == "ignore") return InvalidFreeAction::kIgnore;
+  throw ConfigError(fmt::format(
+      "bad value '{}' for key 'on_invalid_free': expected abort, report or ignore", value));
+}
+
+std::array<common::ConfigKey, 9> HostKeys(HostConfig& c) {
   return {{
       {"ceiling", "a size such as 8GiB (0 = unlimited)",
        [&c](std::string_view v) { c.ceiling = common::ParseSize("ceiling", v); }},
@@ -37,6 +45,8 @@ std::array<common::ConfigKey, 8> HostKeys(HostConfig& c) {
          c.oom_message_interval =
              static_cast<std::uint32_t>(common::ParseInteger("oom_message_interval", v, 0, 86400));
        }},
+      {"on_invalid_free", "abort, report or ignore",
+       [&c](std::string_view v) { c.on_invalid_free = ParseInvalidFreeAction(v); }},
   }};
 }
 
@@ -67,6 +77,8 @@ std::string_view HostConfigHelp() noexcept {
          "  stats_file:PATH               drop-in: write the stats at exit to PATH (%p = pid)\n"
          "  oom_message_interval:SECONDS  drop-in: at most one failed-malloc line per SECONDS "
          "(default 10, 0 = none)\n"
+         "  on_invalid_free:abort|report|ignore  double, interior or foreign free: abort with "
+         "a message (default), print it and carry on, or carry on\n"
          "SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.";
 }
 

@@ -63,7 +63,13 @@ class PageHeap {
             std::size_t requested, Failure* failure) noexcept;
 
   // Frees an in-use span: it stays committed and merges with committed free neighbours.
+  // A small span's pages lose their class, so a stale pointer into them is not taken for
+  // an object.
   void Delete(Span* span) noexcept;
+
+  // True when `page` lies in address space this heap reserved. Takes the heap lock and
+  // walks the reservations (few: each is grow_bytes or one large request).
+  bool Reserved(std::uintptr_t page) const noexcept;
 
   // Decommits committed free spans, largest first, until at most `keep_bytes` stay
   // committed (whole spans: it may keep less); returns the bytes given back. Spans already
@@ -99,7 +105,7 @@ class PageHeap {
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
               std::uint8_t size_class) noexcept;
-  bool Grow(std::size_t pages) noexcept;
+  bool Grow(std::size_t pages, std::size_t align_pages) noexcept;
   void MergeAndInsert(Span* span) noexcept;
   void Insert(Span* span) noexcept;
   void Unlink(Span* span) noexcept;
@@ -123,6 +129,7 @@ class PageHeap {
   SpanList free_[kStates][kMaxPages + 1] = {};
   SpanList large_[kStates] = {};  // free spans above kMaxPages, searched best-fit
   Span* spare_records_ = nullptr;
+  Span* reservations_ = nullptr;  // one record per reservation, linked through `next`
   std::size_t num_spare_records_ = 0;
   std::size_t free_bytes_[kStates] = {};
   std::size_t in_use_bytes_ = 0;

@@ -80,6 +80,11 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
     return nullptr;
   }
   const std::size_t usable = host::UsableSize(ptr);
+  if (usable == 0) [[unlikely]] {  // freed, inside a block, or not the heap's
+    host::ReportInvalidPointer(ptr, "realloc");
+    errno = EINVAL;
+    return nullptr;
+  }
   if (bytes <= usable && bytes >= usable / 2) {
     if (TracingOn()) [[unlikely]] {
       TraceFree(ptr);

@@ -100,5 +100,21 @@ TEST(FormatBytes, PicksAReadableUnit) {
   EXPECT_EQ(FormatBytes(std::size_t{3} << 30), "3.00 GiB");
 }
 
+// Issue 17: every size key of MEMARENA_CONF has a maximum that keeps the heap's arithmetic
+// in range, and the message gives the allowed range.
+TEST(HostConfig, SizeKeysRejectValuesAboveTheirMaximumWithTheRange) {
+  for (const char* key : {"ceiling", "thread_cache_bytes"}) {
+    EXPECT_NO_THROW(HostConfig::Parse(std::string(key) + ":256TiB")) << key;
+    try {
+      HostConfig::Parse(std::string(key) + ":18446744073709551615");
+      ADD_FAILURE() << key << ": 2^64 - 1 accepted";
+    } catch (const ConfigError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find(key), std::string::npos) << text;
+      EXPECT_NE(text.find("at most 256TiB (281474976710656 bytes"), std::string::npos) << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memarena
