@@ -84,6 +84,9 @@ struct BfcArena::Impl {
   bool had_first_region = false;
   std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
   std::optional<arena::ExpandableSpace> space;  // set when expandable_segments
+  // Expandable: the most bytes in use since start or the last ReleaseUnusedSpans. Held may
+  // stay up to the threshold above it without decommitting (the working set comes back).
+  std::size_t in_use_high_water = 0;
 
   struct Reservation {
     void* ptr = nullptr;
@@ -122,7 +125,8 @@ struct BfcArena::Impl {
     const std::size_t threshold = config.expandable_decommit_threshold;
     const std::size_t held_after = stats.bytes_held + extra;
     const std::size_t over_limit = held_after > limit ? held_after - limit : 0;
-    const std::size_t excess = held_after - std::min(held_after, in_use_after);
+    in_use_high_water = std::max(in_use_high_water, in_use_after);
+    const std::size_t excess = held_after - std::min(held_after, in_use_high_water);
     const std::size_t over_threshold = excess > threshold ? excess - threshold / 2 : 0;
     if (over_limit != 0 || over_threshold != 0) {
       space->DecommitFree(store, Settled(), keep_begin, keep_end, std::max(over_limit, over_threshold));
@@ -505,6 +509,7 @@ std::size_t BfcArena::ReleaseUnusedSpans() {
   std::size_t released = impl_->ReleaseFreeRegions(/*include_pinned=*/false);
   if (impl_->space) {
     released += impl_->space->DecommitFree(impl_->store, impl_->Settled(), 0, 0, kUnlimited);
+    impl_->in_use_high_water = impl_->stats.bytes_in_use;
   }
   impl_->growth.ResetAfterShrink();
   return released;
