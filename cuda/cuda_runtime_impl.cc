@@ -45,6 +45,16 @@ DeviceResult Result(int code) noexcept { return {Classify(code), code}; }
 cudaStream_t Cuda(DeviceStream s) noexcept { return reinterpret_cast<cudaStream_t>(s.value); }
 cudaEvent_t Cuda(DeviceEvent e) noexcept { return reinterpret_cast<cudaEvent_t>(e.value); }
 
+// cudaStreamCreateWithFlags / cudaEventCreateWithFlags into an opaque handle.
+template <typename Raw, typename Opaque>
+DeviceResult Create(cudaError_t (*create)(Raw*, unsigned int), unsigned int flags,
+                    Opaque* out) noexcept {
+  Raw raw = nullptr;
+  const cudaError_t status = create(&raw, flags);
+  out->value = reinterpret_cast<std::uintptr_t>(raw);
+  return Result(status);
+}
+
 // The cuMem* entry points, looked up once. Missing ones stay null (driver without VMM).
 struct DriverVmm {
   decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
@@ -114,10 +124,7 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   DeviceResult StreamCreate(DeviceStream* stream) noexcept override {
-    cudaStream_t s = nullptr;
-    const cudaError_t status = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    stream->value = reinterpret_cast<std::uintptr_t>(s);
-    return Result(status);
+    return Create(&cudaStreamCreateWithFlags, cudaStreamNonBlocking, stream);
   }
   DeviceResult StreamDestroy(DeviceStream s) noexcept override {
     return Result(cudaStreamDestroy(Cuda(s)));
@@ -155,10 +162,7 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   DeviceResult EventCreate(DeviceEvent* event) noexcept override {
-    cudaEvent_t e = nullptr;
-    const cudaError_t status = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
-    event->value = reinterpret_cast<std::uintptr_t>(e);
-    return Result(status);
+    return Create(&cudaEventCreateWithFlags, cudaEventDisableTiming, event);
   }
   DeviceResult EventDestroy(DeviceEvent e) noexcept override {
     return Result(cudaEventDestroy(Cuda(e)));
