@@ -105,6 +105,9 @@ class BfcArena final : public Allocator {
   // any time, also while other chunks are in use. An expandable arena also decommits every
   // free granule. Returns the bytes given back.
   std::size_t ReleaseUnusedSpans() override;
+  // ReleaseUnusedSpans without keeping the first region: every region with nothing in use
+  // goes (torch.cuda.empty_cache() semantics). Returns the bytes given back.
+  std::size_t ReleaseAllUnusedRegions();
   AllocatorKind kind() const noexcept override;
   std::string_view name() const noexcept override;
   // Names which ORT limit was hit ("Available memory of X is smaller than requested bytes

@@ -180,6 +180,37 @@ struct BfcArena::Impl {
     return nullptr;
   }
 
+  // A free chunk whose stream work has completed carries no stream any more, so neighbours
+  // freed on different streams merge (as ONNX Runtime's arena does once their events
+  // completed). Walks every chunk: only on the growth and release paths, never per call.
+  void SettleCompletedFrees() {
+    if (fence == nullptr) return;
+    for (const auto& [base, region] : store.regions()) {
+      for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+        Chunk& c = store.at(h);
+        if (c.in_use || c.stream == 0 || !fence->HasCompleted(c.stream, c.fence)) continue;
+        c.stream = 0;
+        c.fence = 0;
+        store.RemoveFree(h);
+        h = store.Coalesce(h);
+        store.InsertFree(h);
+      }
+    }
+  }
+
+  // ReleaseUnusedSpans and ReleaseAllUnusedRegions: settle, give back, restart growth.
+  std::size_t Release(bool include_pinned) {
+    std::lock_guard<std::mutex> lock(mutex);
+    SettleCompletedFrees();
+    std::size_t released = ReleaseFreeRegions(include_pinned);
+    if (space) {  // expandable: every free granule goes back too
+      released += space->DecommitFree(store, Settled(), 0, 0, kUnlimited);
+      in_use_high_water = stats.bytes_in_use;
+    }
+    growth.ResetAfterShrink();
+    return released;
+  }
+
   void* Take(ChunkHandle h, std::size_t pad, std::size_t rounded, std::size_t bytes,
              StreamHandle stream) {
     store.RemoveFree(h);
@@ -447,6 +478,10 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
     const std::size_t rounded = arena::RoundedBytes(bytes);
     failure.needed = rounded + m.AlignmentSlack(alignment);
     if (void* p = m.FindAndTake(rounded, bytes, alignment, stream, failure)) return p;
+    if (failure.kind == FailureKind::kNone) {
+      m.SettleCompletedFrees();
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream, failure)) return p;
+    }
     // A tail-sized extension that did not land next to the tail is followed by a full one.
     for (bool use_tail : {true, false}) {
       if (failure.kind != FailureKind::kNone) break;
@@ -504,16 +539,9 @@ void BfcArena::ResetPeakStats() {
   s.peak_bytes_held = s.bytes_held;
 }
 
-std::size_t BfcArena::ReleaseUnusedSpans() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  std::size_t released = impl_->ReleaseFreeRegions(/*include_pinned=*/false);
-  if (impl_->space) {
-    released += impl_->space->DecommitFree(impl_->store, impl_->Settled(), 0, 0, kUnlimited);
-    impl_->in_use_high_water = impl_->stats.bytes_in_use;
-  }
-  impl_->growth.ResetAfterShrink();
-  return released;
-}
+std::size_t BfcArena::ReleaseUnusedSpans() { return impl_->Release(/*include_pinned=*/false); }
+
+std::size_t BfcArena::ReleaseAllUnusedRegions() { return impl_->Release(/*include_pinned=*/true); }
 
 AllocatorKind BfcArena::kind() const noexcept { return impl_->source->kind(); }
 
