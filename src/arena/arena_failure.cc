@@ -70,7 +70,8 @@ std::string FailureAdvice(const ArenaFailure& f, const AllocatorStats& stats) {
         "Raise max_mem or free memory first; ReleaseUnusedSpans() only helps other arenas, "
         "this one already gave back its free regions.";
   }
-  if (stats.fragmentation > 0.25) {
+  // An expandable arena has no dead tails or separate regions for these knobs to fix.
+  if (stats.fragmentation > 0.25 && stats.virtual_bytes_reserved == 0) {
     advice += fmt::format(
         " Fragmentation is {:.0f}%: arena_extend_strategy:kSameAsRequested, a smaller "
         "max_dead_bytes_per_chunk, or ReleaseUnusedSpans() between runs keeps held memory "
