@@ -133,6 +133,32 @@ TEST(ExpandableArena, DecommitsFreeGranulesBeforeGrowingPastTheThreshold) {
   t.arena->Deallocate(c);
 }
 
+TEST(ExpandableArena, MemoryUpToTheInUseHighWaterMarkStaysCommitted) {
+  VirtualArena t(Expandable(/*threshold=*/4 * kMiB));
+  void* a = t.arena->Allocate(16 * kMiB);
+  t.arena->Deallocate(a);
+  // The working set comes back in other shapes: no decommit while held stays within the
+  // high-water mark (16 MiB in use) plus the threshold.
+  for (std::size_t parts : {2u, 4u, 8u}) {
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < parts; ++i) blocks.push_back(t.arena->Allocate(16 * kMiB / parts));
+    for (void* p : blocks) t.arena->Deallocate(p);
+  }
+  void* b = t.arena->Allocate(18 * kMiB);  // grows by 2 MiB: 18 MiB held, within 16 + 4
+  AllocatorStats s = t.arena->GetStats();
+  EXPECT_EQ(s.num_decommits, 0u);
+  EXPECT_EQ(s.bytes_held, 18 * kMiB);
+  t.arena->Deallocate(b);
+  t.arena->ReleaseUnusedSpans();  // gives everything back and restarts the high-water mark
+  s = t.arena->GetStats();
+  EXPECT_EQ(s.bytes_held, 0u);
+  void* c = t.arena->Allocate(2 * kMiB);
+  void* d = t.arena->Allocate(12 * kMiB);  // above the fresh mark: commits without decommitting c
+  EXPECT_EQ(t.arena->GetStats().bytes_held, 14 * kMiB);
+  t.arena->Deallocate(c);
+  t.arena->Deallocate(d);
+}
+
 TEST(ExpandableArena, ReleaseUnusedSpansDecommitsEveryFreeGranule) {
   VirtualArena t(Expandable(1024 * kMiB));
   void* a = t.arena->Allocate(10 * kMiB);
