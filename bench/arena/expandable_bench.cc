@@ -1,6 +1,7 @@
-// A recorded trace through the BFC arena on host memory, plain (kNextPowerOfTwo and
-// kSameAsRequested over mmap regions that never merge, as on a device) side by side with the
-// expandable arena (a virtual range with 2 MiB granules). Reports ops/s (items_per_second)
+// A recorded trace through the BFC arena on host memory as `memarena replay --allocator bfc`
+// builds it: plain (kNextPowerOfTwo and kSameAsRequested over mmap regions that never merge,
+// as on a device) side by side with the expandable arena (a virtual range with 2 MiB
+// granules). Reports ops/s (items_per_second)
 // and peak held / peak requested, so the cost and the gain of expandable_segments:1 come
 // from one run.
 // Run: memarena demo --no-progress --write-traces DIR &&
@@ -15,9 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "memarena/arena.h"
 #include "memarena/tracing.h"
-#include "memarena/virtual_memory_source.h"
+#include "replay_target.h"
 
 namespace memarena {
 namespace {
@@ -51,32 +51,13 @@ Program Compile(const std::vector<TraceRecord>& trace) {
   return program;
 }
 
-// mmap regions the arena may not merge, as cudaMalloc regions (the replay tool's "bfc").
-class UnmergedHostSource final : public MemorySource {
- public:
-  void* Reserve(std::size_t bytes) noexcept override { return mmap_.Reserve(bytes); }
-  void Release(void* ptr, std::size_t bytes) noexcept override { mmap_.Release(ptr, bytes); }
-  std::size_t Alignment() const noexcept override { return mmap_.Alignment(); }
-  bool MergesAdjacent() const noexcept override { return false; }
-  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
-  std::string_view name() const noexcept override { return "host_mmap_unmerged"; }
-
- private:
-  HostMemorySource mmap_;
-};
-
-std::shared_ptr<MemorySource> SourceFor(const ArenaConfig& config) {
-  if (!config.expandable_segments) return std::make_shared<UnmergedHostSource>();
-  return std::make_shared<HostVirtualMemorySource>(HostVirtualMemorySource::kDefaultReserveBytes,
-                                                   std::size_t{2} << 20);
-}
-
-void BM_Trace(benchmark::State& state, const Program* program, std::string config_text) {
-  const ArenaConfig config = ArenaConfig::Parse(config_text);
+// The arena exactly as `memarena replay --allocator bfc --config CONFIG` builds it.
+void BM_Trace(benchmark::State& state, const Program* program, std::string config) {
   std::vector<void*> slots(program->slots, nullptr);
   AllocatorStats stats;
   for (auto _ : state) {
-    BfcArena arena(SourceFor(config), config);
+    const std::unique_ptr<tools::ReplayTarget> target = tools::MakeTarget("bfc", config);
+    Allocator& arena = target->allocator();
     for (const Op& op : program->ops) {
       if (op.allocate) {
         slots[op.slot] = arena.TryAllocate(op.size);

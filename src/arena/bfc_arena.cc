@@ -33,6 +33,10 @@ namespace {
 
 constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
 
+// How many fitting free chunks past the best fit an expandable arena looks at for one that
+// needs no commit.
+constexpr int kCommittedLookahead = 8;
+
 std::uintptr_t AlignUp(std::uintptr_t value, std::size_t alignment) {
   return (value + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
 }
@@ -165,19 +169,35 @@ struct BfcArena::Impl {
   void* FindAndTake(std::size_t rounded, std::size_t bytes, std::size_t alignment,
                     StreamHandle stream, ArenaFailure& failure) {
     const int first = arena::BinForSize(rounded);
-    for (int b = first; b < arena::kNumBins; ++b) {
+    ChunkHandle best = kInvalidChunk;
+    std::size_t best_pad = 0;
+    int looked_past_best = 0;
+    for (int b = first; b < arena::kNumBins && looked_past_best < kCommittedLookahead; ++b) {
       const auto& bin = store.bin(b);
       auto it = b == first ? bin.lower_bound({rounded, 0, 0}) : bin.begin();
-      for (; it != bin.end(); ++it) {
+      for (; it != bin.end() && looked_past_best < kCommittedLookahead; ++it) {
         const Chunk& c = store.at(it->handle);
         const std::size_t pad =
             alignment > kMinAllocationSize ? AlignUp(c.addr, alignment) - c.addr : 0;
         if (c.size < rounded + pad || !Usable(c, stream)) continue;
-        if (space && !Back(c.addr + pad, rounded, failure)) return nullptr;
-        return Take(it->handle, pad, rounded, bytes, stream);
+        // An expandable arena takes a slightly worse fit that needs no commit over the best
+        // fit that does: commits (and the decommits they force) are system calls.
+        if (!space || space->HolesIn(c.addr + pad, c.addr + pad + rounded) == 0) {
+          if (space && !Back(c.addr + pad, rounded, failure)) return nullptr;
+          return Take(it->handle, pad, rounded, bytes, stream);
+        }
+        if (best == kInvalidChunk) {
+          best = it->handle;
+          best_pad = pad;
+        } else {
+          ++looked_past_best;
+        }
       }
     }
-    return nullptr;
+    if (best == kInvalidChunk) return nullptr;
+    const Chunk& c = store.at(best);
+    if (!Back(c.addr + best_pad, rounded, failure)) return nullptr;
+    return Take(best, best_pad, rounded, bytes, stream);
   }
 
   // A free chunk whose stream work has completed carries no stream any more, so neighbours
