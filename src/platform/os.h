@@ -46,6 +46,12 @@ std::size_t ResidentBytes() noexcept;
 // Peak resident set size (VmHWM) of this process, in bytes. 0 if unreadable.
 std::size_t PeakResidentBytes() noexcept;
 
+// Bytes of [ptr, ptr + size) that are resident now (mincore), counted in whole pages: the
+// range is widened to page boundaries. Unmapped pages count as not resident. Unlike the
+// process RSS this excludes every other mapping, so a sanitizer's shadow memory or another
+// allocator's pages do not blur what one range holds.
+std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept;
+
 // getenv without allocating; nullptr when unset.
 const char* GetEnv(const char* name) noexcept;
 

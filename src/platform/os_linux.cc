@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -105,6 +106,29 @@ std::size_t PeakResidentBytes() noexcept {
   char* end = nullptr;
   const unsigned long long kib = std::strtoull(line + 6, &end, 10);
   return static_cast<std::size_t>(kib) * 1024;
+}
+
+std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept {
+  if (size == 0) return 0;
+  const std::size_t page = PageSize();
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(ptr) & ~(page - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(ptr) + size + page - 1) & ~(page - 1);
+  // A fixed vector on the stack: this layer never allocates.
+  constexpr std::size_t kPagesPerCall = 4096;
+  unsigned char vec[kPagesPerCall];
+  std::size_t resident = 0;
+  for (std::uintptr_t at = first; at < end;) {
+    const std::size_t pages = std::min<std::size_t>((end - at) / page, kPagesPerCall);
+    if (mincore(reinterpret_cast<void*>(at), pages * page, vec) == 0) {
+      for (std::size_t i = 0; i < pages; ++i) resident += (vec[i] & 1) ? page : 0;
+      at += pages * page;
+    } else {
+      // Part of the batch is unmapped (ENOMEM): ask page by page; a refused page counts 0.
+      if (mincore(reinterpret_cast<void*>(at), page, vec) == 0 && (vec[0] & 1)) resident += page;
+      at += page;
+    }
+  }
+  return resident;
 }
 
 const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
