@@ -4,6 +4,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/memarena DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The pytest guard (python/memarena): PYTHONPATH=<prefix>/share/memarena/python, then
+# pytest -p memarena.pytest.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/memarena
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/memarena/python PATTERN __pycache__ EXCLUDE)
 # Components append their installable targets to this global property.
 get_property(_memarena_extra_targets GLOBAL PROPERTY MEMARENA_INSTALL_TARGETS)
 install(TARGETS memarena ${_memarena_extra_targets} EXPORT memarenaTargets

@@ -7,6 +7,7 @@
 #include "charts.h"
 #include "commands.h"
 #include "html_report.h"
+#include "memory_holders.h"
 #include "memarena/export.h"
 #include "memarena/tracing.h"
 #include "replay.h"
@@ -45,15 +46,16 @@ std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
 int Run(const ParsedArgs& args) {
   const std::string& path = args.positional[0];
   RejectJsonWithPrometheus(args);
+  RequireInputFile(path);
   const std::size_t ceiling =
       args.Value("--ceiling") ? ParseSizeOption("--ceiling", *args.Value("--ceiling")) : 0;
-  const auto trace = ReadTrace(path);
+  const auto trace = ReadTraceShowingProgress(args, "compare", path);
   std::vector<ReplayResult> results;
   for (const auto& [name, config] : Lineup(ceiling)) {
     auto target = MakeTarget(name, config);
     auto progress = MakeProgress(args, fmt::format("compare {}", target->label()));
     ReplayOptions options;
-    if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+    AttachProgress(progress, options);
     results.push_back(Replay(trace, *target, options));
     if (progress) progress->Done();
   }
@@ -66,6 +68,7 @@ int Run(const ParsedArgs& args) {
     for (const auto& r : results) rows.push_back(ResultRow(r));
     html.Table(ResultHeader(), rows);
     html.Svg(RenderLineChart(CompareChart(results, fmt::format("held over time: {}", path))));
+    AddMemoryHolders(html, trace);
     WriteTextFile(*report, html.Finish());
   }
   if (args.Flag("--prometheus")) {

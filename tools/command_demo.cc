@@ -45,7 +45,7 @@ std::vector<ReplayResult> RunScenario(const Scenario& s, const std::vector<Run>&
     options.phases = s.phases;
     options.release_between_phases = run.release;
     auto progress = MakeProgress(args, fmt::format("{}: {}", s.name, target->label()));
-    if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+    AttachProgress(progress, options);
     ReplayResult r = Replay(s.trace, *target, options);
     if (progress) progress->Done();
     if (run.release) r.allocator += ", release after each test";

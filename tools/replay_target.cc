@@ -12,26 +12,30 @@
 #include "memarena/errors.h"
 #include "memarena/host.h"
 #include "memarena/planner.h"
+#include "cli_args.h"
 #include "memarena/virtual_memory_source.h"
 #include "system_allocator.h"
 
 namespace memarena::tools {
 namespace {
 
-// Replays take only the limit from HostConfig's keys: the rest are fixed when the host
-// allocator starts, so they belong in MEMARENA_CONF.
+// host, system and planned take only a limit for a replay: the other host keys are fixed
+// when the host allocator starts, so they belong in MEMARENA_CONF. Errors name --config and
+// what this allocator accepts, never MEMARENA_CONF's own key list.
 std::size_t ParseLimitOnly(std::string_view allocator, std::string_view config) {
-  const HostConfig parsed = HostConfig::Parse(config);
-  const HostConfig defaults;
-  if (parsed.release_threshold_ratio != defaults.release_threshold_ratio ||
-      parsed.thread_cache_bytes != defaults.thread_cache_bytes ||
-      parsed.stats_at_exit != defaults.stats_at_exit || parsed.trace_file != defaults.trace_file) {
-    throw ConfigError(fmt::format(
-        "--config for {}: only ceiling:SIZE can be set for a replay; set the other host keys "
-        "in MEMARENA_CONF before starting memarena",
-        allocator));
+  if (config.empty()) return 0;
+  const std::size_t colon = config.find(':');
+  const std::string_view key = config.substr(0, colon);
+  if (key != "ceiling" || colon == std::string_view::npos ||
+      config.find(',') != std::string_view::npos) {
+    throw UsageError(fmt::format(
+        "--config for {}: '{}' is not accepted; {} takes only ceiling:SIZE (e.g. ceiling:1GiB)"
+        "{}",
+        allocator, config, allocator,
+        allocator == "host" ? "; set the other host keys in MEMARENA_CONF before starting memarena"
+                            : ""));
   }
-  return parsed.ceiling;
+  return ParseSizeOption(fmt::format("--config for {}: ceiling", allocator), config.substr(colon + 1));
 }
 
 std::string LimitLabel(std::string_view base, std::size_t limit) {
@@ -142,7 +146,11 @@ class PlannedTarget final : public ReplayTarget {
     return run_open_;
   }
   void EndPhase() override {
-    if (run_open_) planned_.EndRun();
+    // The arena plans on its own thread; a replay wants the plan before the next phase.
+    if (run_open_) {
+      planned_.EndRun();
+      planned_.WaitForPlans();
+    }
     run_open_ = false;
   }
 
@@ -167,10 +175,10 @@ std::unique_ptr<ReplayTarget> MakeTarget(std::string_view name, std::string_view
     try {
       return std::make_unique<BfcTarget>(ArenaConfig::Parse(config));
     } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("--config for bfc: {}", e.what()));
+      throw UsageError(fmt::format("--config for bfc: {}", e.what()));
     }
   }
-  throw ConfigError(fmt::format("unknown allocator '{}'; allowed: host, bfc, planned, system", name));
+  throw UsageError(fmt::format("unknown allocator '{}'; allowed: host, bfc, planned, system", name));
 }
 
 std::string TargetConfigHelp() {
@@ -180,7 +188,7 @@ std::string TargetConfigHelp() {
       "MEMARENA_CONF)\n"
       "  system   ceiling:SIZE   (fails requests that would put more than SIZE in use)\n"
       "  planned  ceiling:SIZE   (cap on the malloc upstream of the planned arena)\n"
-      "  bfc      ArenaConfig keys:\n{}\n",
+      "  bfc      every key of ArenaConfig, listed next\n{}\n",
       ArenaConfigHelp());
 }
 

@@ -19,7 +19,7 @@ extern "C" {
  * through weak declarations. */
 
 /* A snapshot of the host allocator's counters. The field names and meanings are those of
- * memarena::AllocatorStats (see memarena/stats.h and the glossary in docs/design.md). */
+ * memarena::AllocatorStats (see memarena/stats.h and the glossary in docs/glossary.md). */
 typedef struct memarena_stats {
   size_t bytes_in_use;       /* handed to callers, at the size reserved for them */
   size_t bytes_requested;    /* sum of the sizes callers asked for */
@@ -52,6 +52,11 @@ int memarena_set_ceiling(size_t bytes);
 
 /* The current ceiling in bytes (0 = unlimited). */
 size_t memarena_ceiling(void);
+
+/* Restarts the host allocator's peaks (peak_bytes_in_use, peak_bytes_requested,
+ * peak_bytes_held) from the current values, so a test runner can read one test's peak.
+ * Locks and folds per-thread counters; not for hot paths. */
+void memarena_reset_peak_stats(void);
 
 /* Fills *out with a snapshot of the host allocator's stats. Returns 0, or EINVAL when `out`
  * is NULL. Locks and folds per-thread counters; not for hot paths. */

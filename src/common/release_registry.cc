@@ -1,47 +1,49 @@
-// The set of live arenas that memarena::ReleaseUnusedSpans() releases.
+// AllocatorSet, and the set of live arenas that memarena::ReleaseUnusedSpans() releases.
 #include "common/release_registry.h"
 
 #include <algorithm>
-#include <mutex>
-#include <vector>
 
 #include "memarena/allocator.h"
 
 namespace memarena::common {
 namespace {
 
-struct Registry {
-  std::mutex mutex;
-  std::vector<Allocator*> allocators;
-};
-
 // Leaked on purpose: arenas may be destroyed during static destruction, after a
 // function-local static registry would already be gone.
-Registry& TheRegistry() {
-  static Registry* registry = new Registry;
+AllocatorSet& TheRegistry() {
+  static AllocatorSet* registry = new AllocatorSet;
   return *registry;
 }
 
 }  // namespace
 
-void RegisterReleasable(Allocator* allocator) {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.allocators.push_back(allocator);
+void AllocatorSet::Add(Allocator* allocator) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocators_.push_back(allocator);
 }
 
-void UnregisterReleasable(Allocator* allocator) noexcept {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  std::erase(r.allocators, allocator);
+void AllocatorSet::Remove(Allocator* allocator) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase(allocators_, allocator);
 }
+
+void AllocatorSet::ForEach(const std::function<void(Allocator&)>& visit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Allocator* a : allocators_) visit(*a);
+}
+
+void RegisterReleasable(Allocator* allocator) { TheRegistry().Add(allocator); }
+
+void UnregisterReleasable(Allocator* allocator) noexcept { TheRegistry().Remove(allocator); }
 
 std::size_t ReleaseAllRegistered() {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
   std::size_t released = 0;
-  for (Allocator* a : r.allocators) released += a->ReleaseUnusedSpans();
+  TheRegistry().ForEach([&released](Allocator& a) { released += a.ReleaseUnusedSpans(); });
   return released;
+}
+
+void ForEachRegistered(const std::function<void(Allocator&)>& visit) {
+  TheRegistry().ForEach(visit);
 }
 
 }  // namespace memarena::common

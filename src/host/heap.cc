@@ -58,6 +58,9 @@ constinit Registry g_registry;
 // ReleaseUnusedSpans, a new thread_cache_bytes).
 constinit std::atomic<std::uint64_t> g_flush_epoch{0};
 constinit std::atomic<std::size_t> g_thread_cache_bytes{kDefaultThreadCacheBytes};
+// Free committed bytes memarena::ReleaseUnusedSpans() leaves in place, so a test suite that
+// releases after every test does not fault the same pages in again (release_keep).
+constinit std::atomic<std::size_t> g_release_keep{0};
 
 // In-use accounting for peaks: small objects are folded in from thread caches at their
 // slow paths (exact to within what the caches hold); large spans count at once.
@@ -439,6 +442,7 @@ void FlushThreadCache() noexcept {
 
 void ApplyConfig(const HostConfig& config) {
   g_thread_cache_bytes.store(config.thread_cache_bytes, std::memory_order_relaxed);
+  SetReleaseKeep(config.release_keep);
   g_page_heap.SetReleaseRatio(config.release_threshold_ratio);
   if (!SetCeiling(config.ceiling)) {
     const std::string message = fmt::format(
@@ -453,13 +457,19 @@ void ApplyConfig(const HostConfig& config) {
 
 // ---- heap.h -------------------------------------------------------------------------------
 
-std::size_t ReleaseUnused() noexcept {
+std::size_t ReleaseUnused(std::size_t keep_bytes) noexcept {
   if (ThreadCache* tc = t_cache) FlushAll(tc);
   const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
   g_central.Drain();
-  return g_page_heap.ReleaseFree();
+  return g_page_heap.ReleaseFree(keep_bytes);
 }
+
+void SetReleaseKeep(std::size_t bytes) noexcept {
+  g_release_keep.store(bytes, std::memory_order_relaxed);
+}
+
+std::size_t ReleaseKeep() noexcept { return g_release_keep.load(std::memory_order_relaxed); }
 
 bool SetCeiling(std::size_t bytes) noexcept {
   if (g_page_heap.TrySetCeiling(bytes)) return true;
@@ -542,6 +552,9 @@ AllocatorStats Stats() noexcept {
   s.bytes_released = heap.bytes_released;
   s.num_ooms = g_ooms.load(std::memory_order_relaxed);
   s.max_alloc_size = std::max(largest_class_used, heap.max_large_request);
+  s.bytes_in_thread_caches = cached;
+  s.bytes_in_central_lists = central_free;
+  s.bytes_metadata = MetaBytes();
   return s;
 }
 

@@ -298,15 +298,20 @@ void PageHeap::TickWindow() noexcept {
 void PageHeap::ScavengeLocked() noexcept {
   const std::size_t bound = KeptFreeBound();
   if (free_bytes_[0] <= bound || Ceiling() != 0) return;
+  ReleaseDownToLocked(bound);
+}
+
+std::size_t PageHeap::ReleaseDownToLocked(std::size_t keep_bytes) noexcept {
   std::size_t released = 0;
-  while (free_bytes_[0] > bound && !large_[0].Empty()) {
+  while (free_bytes_[0] > keep_bytes && !large_[0].Empty()) {
     released += Decommit(large_[0].Head());
   }
-  for (std::size_t n = kMaxPages; n > 0 && free_bytes_[0] > bound; --n) {
+  for (std::size_t n = kMaxPages; n > 0 && free_bytes_[0] > keep_bytes; --n) {
     SpanList& list = free_[0][n];
-    while (free_bytes_[0] > bound && !list.Empty()) released += Decommit(list.Head());
+    while (free_bytes_[0] > keep_bytes && !list.Empty()) released += Decommit(list.Head());
   }
   bytes_released_ += released;
+  return released;
 }
 
 // Returns a committed free span's pages to the OS; it then merges with returned neighbours.
@@ -332,9 +337,9 @@ std::size_t PageHeap::ReleaseFreeLocked() noexcept {
   return released;
 }
 
-std::size_t PageHeap::ReleaseFree() noexcept {
+std::size_t PageHeap::ReleaseFree(std::size_t keep_bytes) noexcept {
   SpinLockHolder hold(lock_);
-  const std::size_t released = ReleaseFreeLocked();
+  const std::size_t released = keep_bytes == 0 ? ReleaseFreeLocked() : ReleaseDownToLocked(keep_bytes);
   CheckIfEnabled();
   return released;
 }

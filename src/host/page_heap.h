@@ -65,8 +65,11 @@ class PageHeap {
   // Frees an in-use span: it stays committed and merges with committed free neighbours.
   void Delete(Span* span) noexcept;
 
-  // Decommits every committed free span; returns the bytes given back.
-  std::size_t ReleaseFree() noexcept;
+  // Decommits committed free spans, largest first, until at most `keep_bytes` stay
+  // committed (whole spans: it may keep less); returns the bytes given back. Spans already
+  // returned are never touched, so with nothing to release it costs one pass over the
+  // free-list heads.
+  std::size_t ReleaseFree(std::size_t keep_bytes = 0) noexcept;
 
   // Sets the ceiling (0 = none) unless more than `bytes` is held; returns whether it did.
   bool TrySetCeiling(std::size_t bytes) noexcept;
@@ -102,6 +105,7 @@ class PageHeap {
   void Unlink(Span* span) noexcept;
   SpanList& ListFor(SpanState state, std::size_t pages) noexcept;
   std::size_t ReleaseFreeLocked() noexcept;
+  std::size_t ReleaseDownToLocked(std::size_t keep_bytes) noexcept;
   std::size_t Decommit(Span* span) noexcept;
   std::size_t KeptFreeBound() const noexcept;
   void ScavengeLocked() noexcept;

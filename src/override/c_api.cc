@@ -28,6 +28,14 @@ MEMARENA_DROPIN_EXPORT int memarena_set_ceiling(size_t bytes) {
 
 MEMARENA_DROPIN_EXPORT size_t memarena_ceiling(void) { return memarena::Ceiling(); }
 
+MEMARENA_DROPIN_EXPORT void memarena_reset_peak_stats(void) {
+  try {
+    memarena::HostAllocator().ResetPeakStats();
+  } catch (...) {
+    // Resetting counters cannot fail in practice; a C caller has no way to take an exception.
+  }
+}
+
 MEMARENA_DROPIN_EXPORT int memarena_get_stats(memarena_stats* out) {
   if (out == nullptr) return EINVAL;
   memarena::AllocatorStats s;

@@ -52,11 +52,22 @@ std::size_t PeakResidentBytes() noexcept;
 // allocator's pages do not blur what one range holds.
 std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept;
 
+// This process's command line from /proc/self/cmdline, arguments joined by spaces, cut to
+// fit `buf` (always NUL-terminated). Returns the length written; 0 if unreadable.
+std::size_t ProcessCommandLine(char* buf, std::size_t size) noexcept;
+
+// This process's id.
+long ProcessId() noexcept;
+
 // getenv without allocating; nullptr when unset.
 const char* GetEnv(const char* name) noexcept;
 
 // Writes `size` bytes to stderr with write(2): safe inside malloc and at exit.
 void WriteStderr(const char* text, std::size_t size) noexcept;
+
+// A close-on-exec duplicate of stderr, for output that must survive the program closing
+// fd 2 before exit (GNU coreutils do). -1 when stderr is not open.
+int DuplicateStderr() noexcept;
 
 // Registers fork handlers (pthread_atfork). Any may be nullptr.
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
@@ -70,6 +81,19 @@ std::uint64_t ThreadId() noexcept;
 
 // Monotonic clock in nanoseconds.
 std::uint64_t NowNanos() noexcept;
+
+// The address of `name` in the process's global symbol scope (dlsym(RTLD_DEFAULT)): an
+// LD_PRELOAD library comes first. nullptr when no loaded object defines it.
+void* FindSymbol(const char* name) noexcept;
+
+// The C library's own heap (glibc's mallinfo2): bytes in allocated blocks and bytes it
+// holds from the OS (arenas plus mmapped blocks). Counts only glibc's malloc, whatever
+// malloc the process actually uses.
+struct LibcHeapBytes {
+  std::size_t in_use = 0;
+  std::size_t held = 0;
+};
+LibcHeapBytes ReadLibcHeap() noexcept;
 
 }  // namespace memarena::platform
 

@@ -1,7 +1,9 @@
 // Linux implementation of the OS contract in os.h.
 #include "platform/os.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -131,11 +133,38 @@ std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept {
   return resident;
 }
 
+std::size_t ProcessCommandLine(char* buf, std::size_t size) noexcept {
+  if (size == 0) return 0;
+  const long n = ReadSmallFile("/proc/self/cmdline", buf, size);
+  if (n <= 0) {
+    buf[0] = '\0';
+    return 0;
+  }
+  std::size_t length = static_cast<std::size_t>(n);
+  while (length > 0 && buf[length - 1] == '\0') --length;  // the last argument's terminator
+  for (std::size_t i = 0; i < length; ++i) {
+    if (buf[i] == '\0') buf[i] = ' ';
+  }
+  buf[length] = '\0';
+  return length;
+}
+
+long ProcessId() noexcept { return static_cast<long>(getpid()); }
+
 const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
+
+void* FindSymbol(const char* name) noexcept { return dlsym(RTLD_DEFAULT, name); }
+
+LibcHeapBytes ReadLibcHeap() noexcept {
+  const struct mallinfo2 info = mallinfo2();
+  return {.in_use = info.uordblks + info.hblkhd, .held = info.arena + info.hblkhd};
+}
 
 void WriteStderr(const char* text, std::size_t size) noexcept {
   WriteAll(STDERR_FILENO, text, size);
 }
+
+int DuplicateStderr() noexcept { return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10); }
 
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
   pthread_atfork(prepare, parent, child);

@@ -35,6 +35,10 @@ TEST(HostConfigParse, SizesTakeEverySuffix) {
   EXPECT_EQ(HostConfig::Parse("ceiling:2G").ceiling, std::size_t{2} << 30);
   EXPECT_EQ(HostConfig::Parse("ceiling:1TiB").ceiling, std::size_t{1} << 40);
   EXPECT_EQ(HostConfig::Parse("ceiling:64B").ceiling, 64u);
+  // docs/dropin.md: KB/MB/GB are powers of 1024, and key=value works like key:value.
+  EXPECT_EQ(HostConfig::Parse("ceiling:8GB").ceiling, std::size_t{8} << 30);
+  EXPECT_EQ(HostConfig::Parse("ceiling=1GiB").ceiling, std::size_t{1} << 30);
+  EXPECT_EQ(HostConfig::Parse("release_keep:64MiB").release_keep, std::size_t{64} << 20);
 }
 
 TEST(HostConfigParse, SeveralKeysWithSpacesAndEquals) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,62 @@ TEST(DropinConfig, StatsAtExitPrintsTheTableOnce) {
   EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
 }
 
+// GNU sort closes stderr in its own exit handler, which runs before the drop-in's.
+TEST(DropinConfig, StatsAtExitSurviveAProgramThatClosesStderr) {
+  const ProcessResult r =
+      RunProcess({"sort", "/dev/null"}, {kPreload, "MEMARENA_CONF=stats_at_exit:1", "LC_ALL=C"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(CountOccurrences(r.err, "memarena stats: host"), 1u) << r.err;
+  // The summary comes first: whose numbers (pid, command), RSS, and where held sits.
+  const auto summary = r.err.find("  pid ");
+  const auto detail = r.err.find("  detail:");
+  ASSERT_NE(summary, std::string::npos) << r.err;
+  ASSERT_NE(detail, std::string::npos) << r.err;
+  EXPECT_LT(summary, detail) << r.err;
+  EXPECT_NE(r.err.find("command: sort /dev/null"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("  RSS "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("held not in use: thread caches "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("metadata "), std::string::npos) << r.err;
+}
+
+TEST(DropinConfig, StatsFileReceivesTheStats) {
+  ScratchDir dir;
+  const ProcessResult r = RunProcess(
+      {"sort", "/dev/null"},
+      {kPreload, "MEMARENA_CONF=stats_file:" + (dir.path() / "stats-%p.txt").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("memarena"), std::string::npos) << r.err;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir.path())) files.push_back(entry.path());
+  ASSERT_EQ(files.size(), 1u) << "one file, named after the pid";
+  std::ifstream in(files[0]);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("memarena stats: host"), std::string::npos) << text;
+}
+
+// Python turns a NULL from malloc into a bare MemoryError; the drop-in says why, once.
+TEST(DropinConfig, MallocAtTheCeilingSaysSoOncePerInterval) {
+  const std::string script =
+      "n = 0\n"
+      "for i in range(50):\n"
+      "    try:\n"
+      "        bytearray(512 << 20)\n"
+      "    except MemoryError:\n"
+      "        n += 1\n"
+      "print(n)\n";
+  const ProcessResult r =
+      RunProcess({"python3", "-c", script}, {kPreload, "MEMARENA_CONF=ceiling:256MiB"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "50\n") << r.err;
+  EXPECT_EQ(CountOccurrences(r.err, "memarena: malloc of "), 1u) << r.err;
+  EXPECT_NE(r.err.find("of the 268435456 B ceiling (MEMARENA_CONF ceiling"), std::string::npos)
+      << r.err;
+  const ProcessResult quiet = RunProcess(
+      {"python3", "-c", script}, {kPreload, "MEMARENA_CONF=ceiling:256MiB,oom_message_interval:0"});
+  EXPECT_EQ(quiet.out, "50\n") << quiet.err;
+  EXPECT_EQ(quiet.err.find("memarena"), std::string::npos) << quiet.err;
+}
+
 TEST(DropinConfig, TraceFileRecordsEveryAllocation) {
   ScratchDir dir;
   const std::string pattern = (dir.path() / "trace-%p.csv").string();
@@ -173,7 +230,7 @@ TEST(DropinCApi, SameResultPreloadedAndLinked) {
   EXPECT_EQ(preloaded.status, 0) << preloaded.out << preloaded.err;
   EXPECT_EQ(shared.status, 0) << shared.out << shared.err;
   EXPECT_EQ(linked.status, 0) << linked.out << linked.err;
-  EXPECT_EQ(preloaded.out, "c-api: counted yes, released yes, ceiling set, too-low ceiling refused\n");
+  EXPECT_EQ(preloaded.out, "c-api: counted yes, released yes, peaks reset yes, ceiling set, too-low ceiling refused\n");
   EXPECT_EQ(shared.out, preloaded.out);
   EXPECT_EQ(linked.out, preloaded.out);
   EXPECT_EQ(absent.out, "c-api: memarena is not loaded\n");

@@ -41,6 +41,26 @@ def titles(root, tag):
     return [t.text or "" for el in root.iter(SVG + tag) for t in el.iter(SVG + "title")]
 
 
+def check_memory_holders(root, trace_path, what):
+    """The "who holds this memory" sections: a size histogram whose allocation counts add up
+    to the trace's allocations, and the largest live blocks at the peak, largest first."""
+    with open(trace_path) as f:
+        allocs = sum(1 for row in csv.DictReader(f) if row["Action"] == "allocate")
+    headings = [h.text or "" for h in root.iter("h2")]
+    check(any("allocation sizes" in h for h in headings), f"{what} report has the size histogram")
+    check(any("largest live blocks at the peak" in h for h in headings),
+          f"{what} report lists the largest live blocks at the peak")
+    tables = list(root.iter("table"))
+    check(len(tables) >= 3, f"{what} report has its results, histogram and largest-blocks tables")
+    if len(tables) < 3:
+        return
+    hist_rows = list(tables[-2].iter("tr"))[1:]
+    counted = sum(int(list(r.iter("td"))[1].text) for r in hist_rows)
+    check(counted == allocs, f"{what} histogram counts {counted} allocations, the trace has {allocs}")
+    largest_rows = list(tables[-1].iter("tr"))[1:]
+    check(0 < len(largest_rows) <= 10, f"{what} lists 1-10 largest blocks, got {len(largest_rows)}")
+
+
 def main():
     memarena, data, out = (os.path.abspath(a) for a in sys.argv[1:4])
     os.makedirs(out, exist_ok=True)
@@ -85,6 +105,7 @@ def main():
               "replay report marks the OOMs under max_mem")
         lines = list(root.iter(SVG + "polyline"))
         check(len(lines) == 3, f"replay chart has held, in use and ceiling lines, got {len(lines)}")
+        check_memory_holders(root, os.path.join(data, "dynamic_shapes.csv"), "replay")
 
     # compare --report: one table with every allocator and strategy, one picture.
     report = os.path.join(out, "compare.html")
@@ -93,8 +114,9 @@ def main():
     root = parse(report)
     if root is not None:
         check(len(list(root.iter(SVG + "svg"))) == 1, "compare report has one picture")
-        rows = list(root.iter("tr"))
+        rows = list(next(root.iter("table")).iter("tr"))
         check(len(rows) == 7, f"compare table has a header and 6 allocators, got {len(rows)}")
+        check_memory_holders(root, os.path.join(data, "recorded_python.csv"), "compare")
         check(len(list(root.iter(SVG + "polyline"))) == 7, "compare picture: 6 held lines + in use")
 
     # plan --svg: one rectangle per tensor (plus the background) and the lower-bound line.

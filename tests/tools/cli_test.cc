@@ -56,9 +56,34 @@ TEST(Cli, EverySubcommandHasHelp) {
   }
   const auto top = Cli({"--help"});
   EXPECT_EQ(top.status, 0);
+  EXPECT_TRUE(Contains(top.out, "2 usage error")) << top.out;
   for (const char* command : {"replay", "compare", "plan", "run", "demo"}) {
     EXPECT_TRUE(Contains(top.out, command)) << top.out;
   }
+}
+
+TEST(Cli, HelpTextsSayWhatTheyDo) {
+  const auto version = Cli({"--version"});
+  EXPECT_EQ(version.status, 0) << version.err;
+  EXPECT_TRUE(Contains(version.out, "memarena 0.")) << version.out;
+  const auto run = Cli({"run", "--help"});
+  EXPECT_TRUE(Contains(run.out, "Exit status: the command's own")) << run.out;
+  const auto replay = Cli({"replay", "--help"});
+  const auto first = replay.out.find("ArenaConfig keys");
+  ASSERT_NE(first, std::string::npos) << replay.out;
+  EXPECT_EQ(replay.out.find("ArenaConfig keys", first + 1), std::string::npos) << replay.out;
+  const auto plan = Cli({"plan", "--help"});
+  EXPECT_TRUE(Contains(plan.out, "--capacity BYTES")) << plan.out;
+}
+
+TEST(Cli, PlanCapacitySaysWhetherThePlanFits) {
+  const std::string file = kData + "/lifetimes_small.csv";
+  const auto fits = Cli({"plan", file, "--capacity", "1GiB", "--json"});
+  EXPECT_EQ(fits.status, 0) << fits.err;
+  EXPECT_TRUE(Contains(fits.out, "\"capacity_bytes\":1073741824,\"fits\":true")) << fits.out;
+  const auto too_small = Cli({"plan", file, "--capacity", "1"});
+  EXPECT_EQ(too_small.status, 1) << too_small.err;
+  EXPECT_TRUE(Contains(too_small.out, "does NOT fit")) << too_small.out;
 }
 
 TEST(Cli, BadArgumentsGiveAClearMessageAndNonZeroExit) {
@@ -74,13 +99,24 @@ TEST(Cli, BadArgumentsGiveAClearMessageAndNonZeroExit) {
       {{"replay", "a.csv", "b.csv"}, 2, "unexpected argument 'b.csv'"},
       {{"replay", "a.csv", "--bogus"}, 2, "unknown option '--bogus'"},
       {{"replay", "a.csv", "--report"}, 2, "option '--report' needs a value"},
-      {{"replay", "/nonexistent.csv"}, 1, "/nonexistent.csv: cannot open the trace"},
-      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "jemalloc"}, 1,
+      {{"replay", "/nonexistent.csv"}, 1,
+       "memarena replay: /nonexistent.csv: No such file or directory"},
+      {{"replay", kData}, 1, "memarena replay: " + kData + ": is a directory"},
+      {{"compare", kData}, 1, "memarena compare: " + kData + ": is a directory"},
+      {{"plan", kData}, 1, "memarena plan: " + kData + ": is a directory"},
+      {{"plan", "nosuch.csv"}, 1, "memarena plan: nosuch.csv: No such file or directory"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "jemalloc"}, 2,
        "unknown allocator 'jemalloc'; allowed: host, bfc, planned, system"},
       {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "bfc", "--config", "max_meme:1G"},
-       1, "max_meme"},
-      {{"replay", kData + "/rmm_handwritten.csv", "--config", "thread_cache_bytes:1MiB"}, 1,
-       "only ceiling:SIZE can be set"},
+       2, "--config for bfc: ArenaConfig: unknown key 'max_meme'"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--config", "thread_cache_bytes:1MiB"}, 2,
+       "--config for host: 'thread_cache_bytes:1MiB' is not accepted; host takes only ceiling:SIZE"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "system", "--config",
+        "max_mem:1GiB"},
+       2, "--config for system: 'max_mem:1GiB' is not accepted; system takes only ceiling:SIZE"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--config", "ceiling:lots"}, 2,
+       "bad value 'lots' for --config for host: ceiling"},
+      {{"plan", kData + "/lifetimes_small.csv", "--capacity", "0"}, 2, "bad value '0' for --capacity"},
       {{"replay", kData + "/lifetimes_small.csv"}, 1, "the header has no Thread column"},
       {{"compare", kData + "/rmm_handwritten.csv", "--ceiling", "lots"}, 2,
        "bad value 'lots' for --ceiling"},
@@ -207,9 +243,19 @@ TEST(Cli, HandWrittenRmmLogReplaysCorrectly) {
 TEST(Cli, ReplayShowsProgressOnRequest) {
   const auto r = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--progress"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Contains(r.err, "replay system: 100% (")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "replay: parsing " + kData + "/test_suite.csv (")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "replay system: replaying 100% (")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "ETA ")) << r.err;
   const auto quiet = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--no-progress"});
   EXPECT_EQ(quiet.err, "");
+}
+
+// The planned row records a pass and plans before its measured one: the line says so.
+TEST(Cli, ComparesPlannedRowNamesItsPhases) {
+  const auto r = Cli({"compare", kData + "/test_suite.csv", "--progress"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, ": recording and planning ")) << r.err;
+  EXPECT_TRUE(Contains(r.err, ": replaying ")) << r.err;
 }
 
 TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {

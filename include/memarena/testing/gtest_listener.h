@@ -4,7 +4,8 @@
 //
 // It measures the host allocator (memarena::HostAllocator()); for a whole test binary's heap
 // to go through it, also link the drop-in (memarena::memarena_malloc_static) or run the
-// binary with LD_PRELOAD=libmemarena_malloc.so.
+// binary with LD_PRELOAD=libmemarena_malloc.so. It also measures, releases and budgets the
+// device memory of every device arena memarena knows (see memarena/testing/device_memory.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "memarena/testing/device_memory.h"
 
 namespace memarena::testing {
 
@@ -23,7 +26,12 @@ struct MemoryGuardOptions {
   // A test fails when it leaves more than this many bytes in use behind (0 = no check).
   // Environment: MEMARENA_TEST_GROWTH_BUDGET=SIZE.
   std::size_t growth_budget_bytes = 0;
-  // Call memarena::ReleaseUnusedSpans() after each test. Environment: MEMARENA_TEST_RELEASE=0|1.
+  // A test fails when its peak of device memory held (all device arenas together) rises
+  // more than this above what they held when it started (0 = no budget).
+  // Environment: MEMARENA_TEST_DEVICE_BUDGET=SIZE.
+  std::size_t device_budget_bytes = 0;
+  // Give free device regions back (every device arena), then call
+  // memarena::ReleaseUnusedSpans(), after each test. Environment: MEMARENA_TEST_RELEASE=0|1.
   bool release_after_each_test = true;
   // How many of the heaviest tests to list when the program ends (0 = none).
   // Environment: MEMARENA_TEST_REPORT=N.
@@ -43,17 +51,19 @@ struct TestMemoryRecord {
   std::int64_t in_use_growth = 0;  // in use at its end minus in use at its start
   std::size_t released = 0;        // given back by the release after it
   bool over_budget = false;
+  DeviceMemoryRecord device;       // the same test's device memory
 };
 
 class MemoryGuardListener : public ::testing::EmptyTestEventListener {
  public:
   explicit MemoryGuardListener(MemoryGuardOptions options);
 
-  // Resets the host allocator's peaks and notes held and in use.
+  // Resets the host allocator's and the device arenas' peaks and notes held and in use.
   void OnTestStart(const ::testing::TestInfo& test) override;
   // Measures, adds a failure to the test when a budget is exceeded, then releases.
   void OnTestEnd(const ::testing::TestInfo& test) override;
-  // Prints the heaviest tests (by peak growth) to stdout.
+  // Prints the heaviest tests (by host plus device peak growth) to stdout, host and device
+  // side by side when any test saw device memory.
   void OnTestProgramEnd(const ::testing::UnitTest& unit_test) override;
 
   const std::vector<TestMemoryRecord>& records() const noexcept { return records_; }
@@ -64,11 +74,16 @@ class MemoryGuardListener : public ::testing::EmptyTestEventListener {
   std::vector<TestMemoryRecord> records_;
   std::size_t held_at_start_ = 0;
   std::size_t in_use_at_start_ = 0;
+  std::size_t device_held_at_start_ = 0;
 };
 
 // Sets the peak budget for the currently running test only (overrides MEMARENA_TEST_BUDGET;
 // 0 = none). Call it from the test body.
 void SetTestPeakBudget(std::size_t bytes);
+
+// Sets the device budget for the currently running test only (overrides
+// MEMARENA_TEST_DEVICE_BUDGET; 0 = none). Call it from the test body.
+void SetTestDevicePeakBudget(std::size_t bytes);
 
 // Creates the listener and appends it to GoogleTest's listeners; its OnTestEnd runs before
 // the result printer's, so a budget failure is reported on the test's own line. Call after InitGoogleTest, before
