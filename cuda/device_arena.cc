@@ -7,6 +7,7 @@
 #include "device_memory_source.h"
 #include "lazy_event_fence.h"
 #include "memarena/cuda.h"
+#include "vmm_memory_source.h"
 
 namespace memarena::cuda {
 
@@ -50,6 +51,13 @@ std::shared_ptr<MemorySource> MakeDeviceMemorySource(int device) {
   return std::make_shared<DeviceMemorySource>(std::move(runtime), device);
 }
 
+std::shared_ptr<VirtualMemorySource> MakeDeviceVirtualMemorySource(int device,
+                                                                  std::size_t reserve_bytes) {
+  auto runtime = GetDeviceRuntime();
+  RequireDevice(*runtime, device);
+  return std::make_shared<VmmMemorySource>(std::move(runtime), device, reserve_bytes);
+}
+
 std::shared_ptr<StreamFence> MakeEventFence(int device) {
   auto runtime = GetDeviceRuntime();
   RequireDevice(*runtime, device);
@@ -59,7 +67,12 @@ std::shared_ptr<StreamFence> MakeEventFence(int device) {
 std::shared_ptr<BfcArena> MakeDeviceArena(int device, ArenaConfig config) {
   auto runtime = GetDeviceRuntime();
   RequireDevice(*runtime, device);
-  auto source = std::make_shared<DeviceMemorySource>(runtime, device);
+  std::shared_ptr<MemorySource> source;
+  if (config.expandable_segments) {
+    source = std::make_shared<VmmMemorySource>(runtime, device);
+  } else {
+    source = std::make_shared<DeviceMemorySource>(runtime, device);
+  }
   auto fence = std::make_shared<LazyEventFence>(std::make_shared<EventPool>(runtime, device));
   return std::make_shared<BfcArena>(std::move(source), config, std::move(fence));
 }

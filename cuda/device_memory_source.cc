@@ -49,15 +49,19 @@ void DeviceMemorySource::Release(void* ptr, std::size_t bytes) noexcept {
   if (!runtime_->Free(ptr).ok()) runtime_->ClearLastError();
 }
 
-std::optional<SourceCapacity> DeviceMemorySource::Capacity() const noexcept {
-  DeviceGuard guard(*runtime_, device_);
+std::optional<SourceCapacity> DeviceCapacity(DeviceRuntime& runtime, int device) noexcept {
+  DeviceGuard guard(runtime, device);
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
-  if (!guard.ok() || !runtime_->MemGetInfo(&free_bytes, &total_bytes).ok()) {
-    runtime_->ClearLastError();
+  if (!guard.ok() || !runtime.MemGetInfo(&free_bytes, &total_bytes).ok()) {
+    runtime.ClearLastError();
     return std::nullopt;
   }
   return SourceCapacity{free_bytes, total_bytes};
+}
+
+std::optional<SourceCapacity> DeviceMemorySource::Capacity() const noexcept {
+  return DeviceCapacity(*runtime_, device_);
 }
 
 DeviceResult DeviceMemorySource::LastError() const noexcept {

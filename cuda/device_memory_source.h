@@ -11,6 +11,9 @@
 
 namespace memarena::cuda {
 
+// cudaMemGetInfo on `device` (switching to it for the call); nullopt when that fails.
+std::optional<SourceCapacity> DeviceCapacity(DeviceRuntime& runtime, int device) noexcept;
+
 class DeviceMemorySource final : public MemorySource {
  public:
   DeviceMemorySource(std::shared_ptr<DeviceRuntime> runtime, int device);

@@ -28,7 +28,8 @@ const CommandSpec kSpec{"compare", "TRACE [options]",
                         "replay a trace through every allocator and arena strategy side by side",
                         kOptions, 1, 1, false,
                         "The allocators: host, bfc with kNextPowerOfTwo, bfc with kSameAsRequested,\n"
-                        "planned (ORT mem pattern: a first run is recorded and planned), system."};
+                        "bfc with expandable_segments:1 (a virtual range with 2 MiB granules committed on\n"
+                        "demand), planned (ORT mem pattern: a first run is recorded and planned), system."};
 
 // Every allocator and arena strategy, with the limit spelled in each one's config keys.
 std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
@@ -37,6 +38,7 @@ std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
   return {{"host", limit},
           {"bfc", "arena_extend_strategy:kNextPowerOfTwo" + max_mem},
           {"bfc", "arena_extend_strategy:kSameAsRequested" + max_mem},
+          {"bfc", "expandable_segments:1" + max_mem},
           {"planned", limit},
           {"system", limit}};
 }

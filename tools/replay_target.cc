@@ -1,5 +1,6 @@
 // The replay targets: host (the process-wide host allocator under a ceiling), bfc (a BfcArena
-// on mmap memory that behaves like device memory), planned (a PlannedArena over malloc) and system (malloc).
+// on mmap memory that behaves like device memory, or with expandable_segments:1 on a virtual
+// range with the device's 2 MiB granules), planned (a PlannedArena over malloc) and system (malloc).
 #include "replay_target.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "memarena/host.h"
 #include "memarena/planner.h"
 #include "cli_args.h"
+#include "memarena/virtual_memory_source.h"
 #include "system_allocator.h"
 
 namespace memarena::tools {
@@ -94,13 +96,27 @@ class DeviceLikeSource final : public MemorySource {
   HostMemorySource mmap_;
 };
 
+// CUDA's usual allocation granularity, so that an expandable replay on the host commits in
+// the same steps as on a device.
+constexpr std::size_t kDeviceGranularity = std::size_t{2} << 20;
+
+std::shared_ptr<MemorySource> BfcSource(const ArenaConfig& config) {
+  if (config.expandable_segments) {
+    return std::make_shared<HostVirtualMemorySource>(HostVirtualMemorySource::kDefaultReserveBytes,
+                                                     kDeviceGranularity);
+  }
+  return std::make_shared<DeviceLikeSource>();
+}
+
 class BfcTarget final : public ReplayTarget {
  public:
-  explicit BfcTarget(const ArenaConfig& config)
-      : arena_(std::make_shared<DeviceLikeSource>(), config) {}
+  explicit BfcTarget(const ArenaConfig& config) : arena_(BfcSource(config), config) {}
   Allocator& allocator() override { return arena_; }
   std::string label() const override {
-    return fmt::format("bfc ({}{})", StrategyName(arena_.config().arena_extend_strategy),
+    return fmt::format("bfc ({}{})",
+                       arena_.config().expandable_segments
+                           ? std::string_view("expandable")
+                           : StrategyName(arena_.config().arena_extend_strategy),
                        arena_.config().max_mem == 0
                            ? std::string()
                            : fmt::format(", max_mem {}", FormatBytes(arena_.config().max_mem)));

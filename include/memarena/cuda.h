@@ -10,6 +10,7 @@
 
 #include "memarena/arena.h"
 #include "memarena/c_api.h"
+#include "memarena/virtual_memory_source.h"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
@@ -24,14 +25,23 @@ int DeviceCount(std::string* reason = nullptr) noexcept;
 // is not usable.
 std::shared_ptr<MemorySource> MakeDeviceMemorySource(int device);
 
+// The virtual-memory source of the expandable arena on `device`: a cuMemAddressReserve range
+// of `reserve_bytes` (0: four times the device's memory) whose granules (the device's
+// minimum allocation granularity) are cuMemCreate'd, mapped and made accessible on demand and
+// unmapped and released on decommit. Throws std::runtime_error when the device is not usable
+// or has no virtual-memory support.
+std::shared_ptr<VirtualMemorySource> MakeDeviceVirtualMemorySource(int device,
+                                                                  std::size_t reserve_bytes = 0);
+
 // A StreamFence backed by CUDA events on `device`. Record makes no CUDA call (the per-thread
 // stream excepted); HasCompleted records one event on the freeing stream when another stream
 // first asks (from a pool of at most 1024 recycled events) and polls it without blocking.
 // Throws like MakeDeviceMemorySource.
 std::shared_ptr<StreamFence> MakeEventFence(int device);
 
-// A BfcArena on `device` with `config`, stream-aware through MakeEventFence. Throws
-// std::runtime_error when the device is not usable, ConfigError for a bad config.
+// A BfcArena on `device` with `config`, stream-aware through MakeEventFence; with
+// config.expandable_segments over MakeDeviceVirtualMemorySource(device), else over cudaMalloc.
+// Throws std::runtime_error when the device is not usable, ConfigError for a bad config.
 std::shared_ptr<BfcArena> MakeDeviceArena(int device, ArenaConfig config = {});
 
 // The arena's handle for a CUDA stream, never 0. The default stream (nullptr) is the legacy

@@ -11,4 +11,5 @@
 #include "memarena/planner.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
+#include "memarena/virtual_memory_source.h"
 #include "memarena/c_api.h"

@@ -49,6 +49,13 @@ struct AllocatorStats {
   std::uint64_t num_arena_shrinkages = 0;  // regions freed by shrinking (BFC; ORT counts one per region)
   std::size_t max_alloc_size = 0;          // largest single allocation served
 
+  // Expandable BFC arenas (expandable_segments:1) only; there held = committed bytes.
+  std::size_t virtual_bytes_reserved = 0;  // the virtual range reserved up front
+  std::size_t virtual_bytes_used = 0;      // the part of it the arena's chunks span
+  std::uint64_t num_commits = 0;           // granule runs given memory (growth excluded)
+  std::uint64_t num_decommits = 0;         // granule runs whose memory went back
+  std::uint64_t bytes_decommitted = 0;     // total bytes decommitted
+
   // Host allocator only: where held bytes that are not in use sit. bytes_releasable is the
   // free spans; the rest of held beyond these is the unused tail of partly used spans.
   std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads

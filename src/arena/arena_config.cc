@@ -20,7 +20,7 @@ ArenaExtendStrategy ParseStrategy(std::string_view value) {
                                 value, kStrategyAllowed));
 }
 
-std::array<common::ConfigKey, 6> ArenaKeys(ArenaConfig& c) {
+std::array<common::ConfigKey, 8> ArenaKeys(ArenaConfig& c) {
   auto size_key = [](std::string_view key, std::string_view allowed, std::size_t& field) {
     return common::ConfigKey{key, allowed,
                              [key, &field](std::string_view v) { field = common::ParseSize(key, v); }};
@@ -35,6 +35,10 @@ std::array<common::ConfigKey, 6> ArenaKeys(ArenaConfig& c) {
                c.initial_growth_chunk_size_bytes),
       size_key("max_power_of_two_extend_bytes", "a size of at least 256 such as 1GiB",
                c.max_power_of_two_extend_bytes),
+      {"expandable_segments", "0 or 1",
+       [&c](std::string_view v) { c.expandable_segments = common::ParseBool("expandable_segments", v); }},
+      size_key("expandable_decommit_threshold", "a size such as 16MiB (0 = decommit whenever memory is added)",
+               c.expandable_decommit_threshold),
   }};
 }
 
@@ -81,6 +85,10 @@ std::string_view ArenaConfigHelp() noexcept {
          "  max_dead_bytes_per_chunk:SIZE         split a free chunk when this much is left (128MiB)\n"
          "  initial_growth_chunk_size_bytes:SIZE  growth restarts here after a shrink (2MiB)\n"
          "  max_power_of_two_extend_bytes:SIZE    kNextPowerOfTwo stops doubling here (1GiB)\n"
+         "  expandable_segments:0|1               one growing virtual range, granules committed and\n"
+         "                                        decommitted on demand (0; needs a virtual-memory source)\n"
+         "  expandable_decommit_threshold:SIZE    expandable: decommit free granules when held would\n"
+         "                                        exceed in use by more than this (16MiB)\n"
          "SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.";
 }
 

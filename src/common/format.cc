@@ -76,6 +76,11 @@ std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name
                        s.num_arena_extensions, s.num_arena_shrinkages,
                        FormatBytes(s.max_alloc_size));
   }
+  if (s.virtual_bytes_reserved != 0) {
+    out += fmt::format("  virtual reserved {}  spanned {}  commits {}  decommits {} ({})\n",
+                       FormatBytes(s.virtual_bytes_reserved), FormatBytes(s.virtual_bytes_used),
+                       s.num_commits, s.num_decommits, FormatBytes(s.bytes_decommitted));
+  }
   if (s.num_size_classes != 0) {
     out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", "class", "allocs", "frees", "in use");
     for (std::size_t i = 0; i < s.num_size_classes && i < kMaxSizeClassStats; ++i) {

@@ -75,6 +75,18 @@ constexpr std::array kMetrics = {
            "Arena growth steps ever taken.", MEMARENA_INT(num_arena_extensions_total)},
     Metric{"num_arena_shrinkages", "arena_shrinkages_total", MetricType::kCounter,
            "Releases that shrank an arena.", MEMARENA_INT(num_arena_shrinkages)},
+    Metric{"virtual_bytes_reserved", "virtual_reserved_bytes", MetricType::kGauge,
+           "Expandable arena: virtual address space reserved up front.",
+           MEMARENA_INT(virtual_bytes_reserved)},
+    Metric{"virtual_bytes_used", "virtual_used_bytes", MetricType::kGauge,
+           "Expandable arena: the part of the reservation its chunks span.",
+           MEMARENA_INT(virtual_bytes_used)},
+    Metric{"num_commits", "commits_total", MetricType::kCounter,
+           "Expandable arena: granule runs given memory.", MEMARENA_INT(num_commits)},
+    Metric{"num_decommits", "decommits_total", MetricType::kCounter,
+           "Expandable arena: granule runs whose memory went back.", MEMARENA_INT(num_decommits)},
+    Metric{"bytes_decommitted", "decommitted_bytes_total", MetricType::kCounter,
+           "Expandable arena: bytes decommitted.", MEMARENA_INT(bytes_decommitted)},
 };
 
 #undef MEMARENA_INT

@@ -25,6 +25,21 @@ void UnmapPages(void* ptr, std::size_t size) noexcept;
 // the range stays mapped and reads back as zeros when touched again.
 void DecommitPages(void* ptr, std::size_t size) noexcept;
 
+// Reserves `size` bytes of address space with no access and no memory behind it
+// (PROT_NONE, MAP_NORESERVE), starting at a multiple of `alignment` (a power of two >=
+// PageSize()). Pages become usable only through CommitPages. Returns nullptr on failure.
+// Release the whole range with UnmapPages.
+void* ReserveAddressSpace(std::size_t size, std::size_t alignment) noexcept;
+
+// Makes a page-aligned part of a ReserveAddressSpace range readable and writable. The pages
+// read as zeros. Returns false when the OS refuses (ENOMEM, the commit limit).
+bool CommitPages(void* ptr, std::size_t size) noexcept;
+
+// Gives the pages of a committed, page-aligned range back to the OS and makes the range
+// inaccessible again (a fresh PROT_NONE mapping over it, so the commit charge goes too).
+// The addresses stay reserved for a later CommitPages.
+void UncommitPages(void* ptr, std::size_t size) noexcept;
+
 // Resident set size of this process, in bytes, from /proc/self/statm. 0 if unreadable.
 std::size_t ResidentBytes() noexcept;
 

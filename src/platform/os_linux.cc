@@ -24,15 +24,18 @@ std::size_t PageSize() noexcept {
   return page;
 }
 
-void* MapPages(std::size_t size, std::size_t alignment) noexcept {
+namespace {
+
+// Maps `size` bytes with `protection` at a multiple of `alignment`. Over-maps by
+// alignment - page, then trims both ends, so the result is aligned without relying on the
+// kernel's placement.
+void* MapAligned(std::size_t size, std::size_t alignment, int protection) noexcept {
   if (size == 0) return nullptr;
   const std::size_t page = PageSize();
   if (alignment < page) alignment = page;
-  // Over-reserve by alignment - page, then trim both ends, so the result is aligned
-  // without relying on the kernel's placement.
   const std::size_t extra = alignment - page;
   if (size + extra < size) return nullptr;
-  void* raw = mmap(nullptr, size + extra, PROT_READ | PROT_WRITE,
+  void* raw = mmap(nullptr, size + extra, protection,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
@@ -42,6 +45,27 @@ void* MapPages(std::size_t size, std::size_t alignment) noexcept {
   if (head != 0) munmap(raw, head);
   if (tail != 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
   return reinterpret_cast<void*>(aligned);
+}
+
+}  // namespace
+
+void* MapPages(std::size_t size, std::size_t alignment) noexcept {
+  return MapAligned(size, alignment, PROT_READ | PROT_WRITE);
+}
+
+void* ReserveAddressSpace(std::size_t size, std::size_t alignment) noexcept {
+  return MapAligned(size, alignment, PROT_NONE);
+}
+
+bool CommitPages(void* ptr, std::size_t size) noexcept {
+  return ptr != nullptr && size != 0 && mprotect(ptr, size, PROT_READ | PROT_WRITE) == 0;
+}
+
+void UncommitPages(void* ptr, std::size_t size) noexcept {
+  if (ptr == nullptr || size == 0) return;
+  // MAP_FIXED over the range drops its pages and its commit charge in one call; the range
+  // is never left unmapped, so no other mapping can land in it meanwhile.
+  mmap(ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
 void UnmapPages(void* ptr, std::size_t size) noexcept {

@@ -68,19 +68,20 @@ def main():
     # The demo: self-contained HTML with one timeline per run plus the overlay.
     # 4 MiB is below the scenario's peak in use (about 7 MiB), so OOMs are certain whatever the
     # allocator's footprint.
-    run([memarena, "demo", "--cases", "60", "--requests", "10", "--ceiling", "4MiB",
-         "--no-progress"], cwd=out)
+    run([memarena, "demo", "--cases", "60", "--requests", "10", "--batched-requests", "10",
+         "--ceiling", "4MiB", "--no-progress"], cwd=out)
     html = parse(os.path.join(out, "memarena-demo.html"))
     if html is not None:
         check(html.tag == "html", "demo root is <html>")
         svgs = list(html.iter(SVG + "svg"))
-        check(len(svgs) == 6, f"demo has 6 charts (2 test-suite runs, 3 inference runs, 1 overlay), got {len(svgs)}")
+        check(len(svgs) == 12,
+              f"demo has 12 charts (2 test-suite runs, 2 x 4 inference runs, 2 overlays), got {len(svgs)}")
         text = ET.tostring(html, encoding="unicode")
         check("http" not in text.replace("http://www.w3.org/2000/svg", ""),
               "demo references no external resource")
         check(not list(html.iter("script")), "demo has no script")
         tables = list(html.iter("table"))
-        check(len(tables) == 2, f"demo has 2 tables, got {len(tables)}")
+        check(len(tables) == 3, f"demo has 3 tables, got {len(tables)}")
         releases = [t for t in titles(html, "path") if t.startswith("release after event")]
         ooms = [t for t in titles(html, "path") if t.startswith("OOM at event")]
         check(len(releases) > 0, "demo marks releases")
@@ -114,9 +115,9 @@ def main():
     if root is not None:
         check(len(list(root.iter(SVG + "svg"))) == 1, "compare report has one picture")
         rows = list(next(root.iter("table")).iter("tr"))
-        check(len(rows) == 6, f"compare table has a header and 5 allocators, got {len(rows)}")
+        check(len(rows) == 7, f"compare table has a header and 6 allocators, got {len(rows)}")
         check_memory_holders(root, os.path.join(data, "recorded_python.csv"), "compare")
-        check(len(list(root.iter(SVG + "polyline"))) == 6, "compare picture: 5 held lines + in use")
+        check(len(list(root.iter(SVG + "polyline"))) == 7, "compare picture: 6 held lines + in use")
 
     # plan --svg: one rectangle per tensor (plus the background) and the lower-bound line.
     svg_path = os.path.join(out, "plan.svg")

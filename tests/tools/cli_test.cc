@@ -13,6 +13,7 @@
 #include "memarena/tracing.h"
 #include "replay.h"
 #include "replay_target.h"
+#include "scenarios.h"
 #include "subprocess.h"
 
 namespace memarena::testing {
@@ -172,6 +173,8 @@ TEST(Cli, ReplayJsonAgreesWithADirectReplay) {
   for (const Run& run : std::vector<Run>{{"bfc", "", true},
                                          {"bfc", "arena_extend_strategy:kSameAsRequested", true},
                                          {"bfc", "max_mem:16MiB", true},
+                                         {"bfc", "expandable_segments:1", true},
+                                         {"bfc", "expandable_segments:1,max_mem:16MiB", true},
                                          {"planned", "", true},
                                          {"host", "", false},
                                          {"system", "ceiling:8MiB", false}}) {
@@ -262,11 +265,12 @@ TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
   const std::vector<std::pair<std::string, std::string>> lineup = {
       {"bfc", "arena_extend_strategy:kNextPowerOfTwo"},
       {"bfc", "arena_extend_strategy:kSameAsRequested"},
+      {"bfc", "expandable_segments:1"},
       {"planned", ""},
       {"system", ""}};
-  const std::vector<bool> exact = {true, true, true, false};
+  const std::vector<bool> exact = {true, true, true, true, false};
   const std::vector<std::string> labels = {"\"bfc (kNextPowerOfTwo)\"", "\"bfc (kSameAsRequested)\"",
-                                           "\"planned\"", "\"system\""};
+                                           "\"bfc (expandable)\"", "\"planned\"", "\"system\""};
   EXPECT_TRUE(Contains(r.out, "{\"allocator\":\"host\"")) << r.out;
   for (std::size_t i = 0; i < lineup.size(); ++i) {
     SCOPED_TRACE(labels[i]);
@@ -277,7 +281,8 @@ TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
   const auto text = Cli({"compare", trace, "--ceiling", "1MiB"});
   ASSERT_EQ(text.status, 0) << text.err;
   for (const char* label : {"host (ceiling 1.00 MiB)", "bfc (kNextPowerOfTwo, max_mem 1.00 MiB)",
-                            "bfc (kSameAsRequested, max_mem 1.00 MiB)", "planned (ceiling 1.00 MiB)",
+                            "bfc (kSameAsRequested, max_mem 1.00 MiB)",
+                            "bfc (expandable, max_mem 1.00 MiB)", "planned (ceiling 1.00 MiB)",
                             "system (ceiling 1.00 MiB)"}) {
     EXPECT_TRUE(Contains(text.out, label)) << text.out;
   }
@@ -365,14 +370,31 @@ TEST(Cli, RunAppliesTheCeiling) {
 TEST(Cli, DemoNeedsNoInputAndWritesItsReport) {
   const std::string dir = TempDir();
   const auto r = RunProcess({"sh", "-c", "cd '" + dir + "' && exec '" + MEMARENA_CLI +
-                                             "' demo --cases 30 --requests 12 --no-progress"});
+                                             "' demo --cases 30 --requests 12 --batched-requests 20 --no-progress"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* part : {"1. test suite", "release after each test", "2. dynamic-shape inference",
-                           "bfc (kNextPowerOfTwo)", "bfc (kSameAsRequested)", "planned",
+                           "3. batched dynamic-shape inference", "bfc (kNextPowerOfTwo)",
+                           "bfc (kSameAsRequested)", "bfc (expandable)", "planned",
                            "report written to memarena-demo.html"}) {
     EXPECT_TRUE(Contains(r.out, part)) << part << "\n" << r.out;
   }
   EXPECT_TRUE(std::filesystem::exists(dir + "/memarena-demo.html"));
+}
+
+// Issue 19's bar, on the arena's own accounting: the generated batched dynamic-shape trace
+// (about 25k events, batch 1-16 x sequence 16-512, as `memarena demo --write-traces` writes
+// it) replays through the expandable arena with peak held within 5% of peak requested,
+// where the plain arena holds far more.
+TEST(Cli, ExpandableArenaHoldsWithinFivePercentOfTheBatchedTracesPeak) {
+  const std::string trace = TempDir() + "/batched_inference.csv";
+  WriteTrace(trace, tools::BatchedInferenceScenario(280, 6, 2024).trace);
+  const auto r = Cli({"replay", trace, "--allocator", "bfc", "--config", "expandable_segments:1", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(JsonNumber(r.out, "events"), 24000);
+  EXPECT_EQ(JsonNumber(r.out, "ooms"), 0);
+  EXPECT_LE(JsonNumber(r.out, "peak_held") / JsonNumber(r.out, "peak_requested"), 1.05) << r.out;
+  const tools::ReplayResult plain = DirectReplay(trace, "bfc", "");
+  EXPECT_GT(static_cast<double>(plain.peak_held) / static_cast<double>(plain.peak_requested), 1.5);
 }
 
 }  // namespace
