@@ -147,20 +147,30 @@ tools::ReplayResult DirectReplay(const std::string& trace, const std::string& al
 // `exact`: the allocator is deterministic across processes (BFC, planned). The host
 // allocator is one per process and folds its peak counters lazily, and glibc's usable sizes
 // depend on its dynamic mmap threshold, so for those the peaks agree within 1%.
+// How closely a CLI replay must agree with the same replay in this process. kExact: every
+// figure. kHeldVaries: counts and in-use figures exactly, held only bounded below by in use,
+// because the planner's improving search runs against a clock, so two runs on a busy
+// machine may settle on different plans. kNear: within 1% (a heap shared with the process).
+enum class Agreement { kExact, kHeldVaries, kNear };
+
 void ExpectAgrees(const std::string& json, std::size_t from, const tools::ReplayResult& direct,
-                  bool exact) {
+                  Agreement agreement) {
   EXPECT_EQ(JsonNumber(json, "allocations", from), static_cast<double>(direct.allocations));
   EXPECT_EQ(JsonNumber(json, "frees", from), static_cast<double>(direct.frees));
   EXPECT_EQ(JsonNumber(json, "ooms", from), static_cast<double>(direct.ooms));
   const double in_use = static_cast<double>(direct.peak_in_use);
   const double requested = static_cast<double>(direct.peak_requested);
-  if (exact) {
-    EXPECT_EQ(JsonNumber(json, "peak_in_use", from), in_use);
-    EXPECT_EQ(JsonNumber(json, "peak_requested", from), requested);
-    EXPECT_EQ(JsonNumber(json, "peak_held", from), static_cast<double>(direct.peak_held));
-  } else {
+  if (agreement == Agreement::kNear) {
     EXPECT_NEAR(JsonNumber(json, "peak_in_use", from), in_use, in_use * 0.01);
     EXPECT_NEAR(JsonNumber(json, "peak_requested", from), requested, requested * 0.01);
+    return;
+  }
+  EXPECT_EQ(JsonNumber(json, "peak_in_use", from), in_use);
+  EXPECT_EQ(JsonNumber(json, "peak_requested", from), requested);
+  if (agreement == Agreement::kExact) {
+    EXPECT_EQ(JsonNumber(json, "peak_held", from), static_cast<double>(direct.peak_held));
+  } else {
+    EXPECT_GE(JsonNumber(json, "peak_held", from), in_use);
   }
 }
 
@@ -168,16 +178,17 @@ TEST(Cli, ReplayJsonAgreesWithADirectReplay) {
   const std::string trace = kData + "/dynamic_shapes.csv";
   struct Run {
     std::string allocator, config;
-    bool exact;
+    Agreement agreement;
   };
-  for (const Run& run : std::vector<Run>{{"bfc", "", true},
-                                         {"bfc", "arena_extend_strategy:kSameAsRequested", true},
-                                         {"bfc", "max_mem:16MiB", true},
-                                         {"bfc", "expandable_segments:1", true},
-                                         {"bfc", "expandable_segments:1,max_mem:16MiB", true},
-                                         {"planned", "", true},
-                                         {"host", "", false},
-                                         {"system", "ceiling:8MiB", false}}) {
+  for (const Run& run : std::vector<Run>{
+           {"bfc", "", Agreement::kExact},
+           {"bfc", "arena_extend_strategy:kSameAsRequested", Agreement::kExact},
+           {"bfc", "max_mem:16MiB", Agreement::kExact},
+           {"bfc", "expandable_segments:1", Agreement::kExact},
+           {"bfc", "expandable_segments:1,max_mem:16MiB", Agreement::kExact},
+           {"planned", "", Agreement::kHeldVaries},
+           {"host", "", Agreement::kNear},
+           {"system", "ceiling:8MiB", Agreement::kNear}}) {
     SCOPED_TRACE(run.allocator + " " + run.config);
     std::vector<std::string> args = {"replay", trace, "--json", "--allocator", run.allocator};
     if (!run.config.empty()) {
@@ -188,7 +199,7 @@ TEST(Cli, ReplayJsonAgreesWithADirectReplay) {
     ASSERT_EQ(r.status, 0) << r.err;
     const tools::ReplayResult direct = DirectReplay(trace, run.allocator, run.config);
     EXPECT_EQ(JsonNumber(r.out, "events"), 992);
-    ExpectAgrees(r.out, r.out.find("\"results\""), direct, run.exact);
+    ExpectAgrees(r.out, r.out.find("\"results\""), direct, run.agreement);
   }
 }
 
@@ -268,7 +279,9 @@ TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
       {"bfc", "expandable_segments:1"},
       {"planned", ""},
       {"system", ""}};
-  const std::vector<bool> exact = {true, true, true, true, false};
+  const std::vector<Agreement> agreement = {Agreement::kExact, Agreement::kExact,
+                                           Agreement::kExact, Agreement::kHeldVaries,
+                                           Agreement::kNear};
   const std::vector<std::string> labels = {"\"bfc (kNextPowerOfTwo)\"", "\"bfc (kSameAsRequested)\"",
                                            "\"bfc (expandable)\"", "\"planned\"", "\"system\""};
   EXPECT_TRUE(Contains(r.out, "{\"allocator\":\"host\"")) << r.out;
@@ -276,7 +289,8 @@ TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
     SCOPED_TRACE(labels[i]);
     const std::size_t at = r.out.find("{\"allocator\":" + labels[i]);
     ASSERT_NE(at, std::string::npos) << r.out;
-    ExpectAgrees(r.out, at, DirectReplay(trace, lineup[i].first, lineup[i].second), exact[i]);
+    ExpectAgrees(r.out, at, DirectReplay(trace, lineup[i].first, lineup[i].second),
+                 agreement[i]);
   }
   const auto text = Cli({"compare", trace, "--ceiling", "1MiB"});
   ASSERT_EQ(text.status, 0) << text.err;
