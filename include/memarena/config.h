@@ -1,8 +1,10 @@
 // HostConfig: settings of the host allocator and the drop-in layer, read from MEMARENA_CONF.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace memarena {
@@ -19,6 +21,18 @@ struct HostConfig {
   bool stats_at_exit = false;
   // Drop-in only: record every allocation to this CSV (RMM replay-log format). Key `trace_file`.
   std::string trace_file;
+  // Host watermarks as fractions of the ceiling; the drop-in prints one line per upward
+  // crossing. Key `watermarks`, percentages such as 75/88/95 (see SetWatermarks).
+  std::vector<double> watermarks;
+  // Drop-in only: run the growth monitor at this interval (0 = off). Key
+  // `monitor_interval`, a duration such as 10s.
+  std::chrono::milliseconds monitor_interval{0};
+  // Drop-in only: sample the heap and write a profile here at exit and at each monitor
+  // interval ("%p" = pid). Key `heap_profile`, a file path.
+  std::string heap_profile;
+  // Drop-in only: rewrite Prometheus textfile-collector metrics here each monitor interval
+  // and at exit. Key `prometheus_file`, a file path.
+  std::string prometheus_file;
 
   // Parses "key:value,key:value". Sizes accept B, K/KiB, M/MiB, G/GiB, T/TiB.
   // Throws ConfigError naming the key and the allowed values on an unknown key or bad value.

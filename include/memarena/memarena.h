@@ -12,3 +12,4 @@
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
 #include "memarena/c_api.h"
+#include "memarena/observability.h"

@@ -11,12 +11,15 @@
 
 #include "host/central_cache.h"
 #include "host/check.h"
+#include "host/heap_sampler.h"
 #include "host/host_api.h"
 #include "host/meta_pool.h"
 #include "host/page_heap.h"
 #include "host/pagemap.h"
 #include "host/thread_cache.h"
+#include "host/watermarks.h"
 #include "platform/os.h"
+#include "platform/stack.h"
 
 namespace memarena::host {
 namespace {
@@ -226,6 +229,8 @@ ThreadCache* CreateThreadCache() noexcept {
   if (tc == nullptr) return nullptr;
   tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
   tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
+  tc->sample_epoch = sampler::Epoch();
+  tc->sample_left = sampler::NextInterval();
   {
     SpinLockHolder hold(g_registry.lock);
     tc->next = g_registry.head;
@@ -325,12 +330,47 @@ void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateOnce(bytes, alignment, &failure);
 }
 
-[[gnu::noinline]] void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
-  void* ptr = AllocateChecked(bytes, alignment);
-  if (ptr != nullptr || (alignment & (alignment - 1)) != 0) return ptr;
-  Relieve();
-  ptr = AllocateChecked(bytes, alignment);
-  if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
+// A sampled block: a span of its own (so its free takes the large path, where the sampler
+// hears of it) recorded with the caller's stack. nullptr when it could not be had; the
+// caller then allocates as usual.
+MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t alignment) noexcept {
+  if (alignment == 0) alignment = kMinAlign;
+  if ((alignment & (alignment - 1)) != 0) return nullptr;
+  Failure failure = Failure::kNone;
+  void* ptr = AllocateLarge(std::max<std::size_t>(bytes, 1), alignment, &failure);
+  if (ptr != nullptr && sampler::Record(ptr, bytes)) {
+    g_pagemap.Get(Pagemap::PageOf(ptr))->sampled = true;
+  }
+  return ptr;
+}
+
+// Counts `bytes` against this thread's sampling interval (the fast path only counts when
+// it serves the request itself) and takes a sample when the interval ran out.
+void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
+  ThreadCache* tc = t_cache;
+  if (tc == nullptr) return nullptr;
+  const std::uint64_t epoch = sampler::Epoch();
+  if (tc->sample_epoch != epoch) {
+    tc->sample_epoch = epoch;
+    tc->sample_left = sampler::NextInterval();
+  }
+  tc->sample_left -= static_cast<std::int64_t>(std::min<std::size_t>(bytes, std::size_t{1} << 62));
+  if (tc->sample_left >= 0) return nullptr;
+  tc->sample_left = sampler::NextInterval();
+  if (sampler::MeanInterval() == 0 || sampler::Busy()) return nullptr;
+  return AllocateSampled(bytes, alignment);
+}
+
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  watermarks::Check();  // re-arms levels that held fell below since the last check
+  void* ptr = MaybeSample(bytes, alignment);
+  if (ptr == nullptr) ptr = AllocateChecked(bytes, alignment);
+  if (ptr == nullptr && (alignment & (alignment - 1)) == 0) {
+    Relieve();
+    ptr = AllocateChecked(bytes, alignment);
+    if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
+  }
+  watermarks::Check();
   return ptr;
 }
 
@@ -355,7 +395,12 @@ void FreeLarge(void* ptr) noexcept {
     if (kChecked) HeapCorrupted("free of a pointer the host heap did not hand out");
     return;
   }
+  if (span->sampled) {
+    span->sampled = false;
+    sampler::Remove(ptr);
+  }
   g_page_heap.Delete(span);
+  watermarks::Check();
 }
 
 [[gnu::noinline]] void FreeSlow(void* ptr, std::size_t cls) noexcept {
@@ -383,14 +428,17 @@ void FreeLarge(void* ptr) noexcept {
 
 // ---- host_api.h -------------------------------------------------------------------------
 
-void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
   if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
     const std::size_t cls = FastClassFor(bytes);
     ThreadCache* tc = t_cache;
     if (tc != nullptr) [[likely]] {
       ThreadCache::List& list = tc->lists[cls];
       void* object = list.head;
-      if (object != nullptr) [[likely]] {
+      // The sampler's whole fast-path cost: one subtraction and a sign test.
+      const std::int64_t sample_left = tc->sample_left - static_cast<std::int64_t>(bytes);
+      if (object != nullptr && sample_left >= 0) [[likely]] {
+        tc->sample_left = sample_left;
         list.head = NextObject(object);
         AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
         AddOwned<std::uint64_t>(tc->allocs[cls], 1);
@@ -401,7 +449,8 @@ void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateSlow(bytes, alignment);
 }
 
-void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
+                                                    std::size_t alignment) noexcept {
   return AllocateChecked(bytes, alignment);
 }
 
@@ -458,7 +507,9 @@ std::size_t ReleaseUnused() noexcept {
   const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
   g_central.Drain();
-  return g_page_heap.ReleaseFree();
+  const std::size_t released = g_page_heap.ReleaseFree();
+  watermarks::Check();
+  return released;
 }
 
 bool SetCeiling(std::size_t bytes) noexcept {
@@ -468,6 +519,8 @@ bool SetCeiling(std::size_t bytes) noexcept {
 }
 
 std::size_t Ceiling() noexcept { return g_page_heap.Ceiling(); }
+
+std::size_t HeldBytes() noexcept { return g_page_heap.Held(); }
 
 const char* CheckHeap() noexcept { return g_page_heap.CheckInvariants(); }
 
