@@ -28,17 +28,26 @@ struct Settings {
   WatermarkCallback callback;
 };
 
-// Settings are replaced, never edited: a checker holding the old shared_ptr finishes with it.
-std::shared_ptr<const Settings> g_settings;  // guarded by g_settings_mutex
-std::mutex g_settings_mutex;
-std::mutex g_callback_mutex;  // serializes callbacks (and so keeps their order)
+// Never destroyed: malloc runs checks after static destructors (exit handlers, other
+// libraries' destructors). Settings are replaced, never edited: a checker holding the old
+// shared_ptr finishes with it.
+struct Shared {
+  std::mutex settings_mutex;
+  std::shared_ptr<const Settings> settings;  // guarded by settings_mutex
+  std::mutex callback_mutex;  // serializes callbacks (and so keeps their order)
+};
+Shared& TheShared() {
+  static auto* shared = new Shared;
+  return *shared;
+}
 constinit std::atomic<bool> g_active{false};
 constinit std::atomic<std::uint32_t> g_fired{0};  // bit i: level i fired and not re-armed
 thread_local bool t_in_callback = false;
 
 std::shared_ptr<const Settings> CurrentSettings() {
-  std::lock_guard<std::mutex> hold(g_settings_mutex);
-  return g_settings;
+  Shared& shared = TheShared();
+  std::lock_guard<std::mutex> hold(shared.settings_mutex);
+  return shared.settings;
 }
 
 std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
@@ -64,7 +73,7 @@ std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
 void Fire(const Settings& settings, std::uint32_t levels_to_fire) {
   t_in_callback = true;
   try {
-    std::lock_guard<std::mutex> hold(g_callback_mutex);
+    std::lock_guard<std::mutex> hold(TheShared().callback_mutex);
     const AllocatorStats stats = host::Stats();
     for (std::size_t i = 0; i < settings.levels.size(); ++i) {
       if ((levels_to_fire & (1u << i)) == 0) continue;
@@ -150,8 +159,9 @@ void SetWatermarks(std::vector<double> levels, WatermarkCallback callback, doubl
   settings->callback = std::move(callback);
   const bool active = !settings->levels.empty();
   {
-    std::lock_guard<std::mutex> hold(host::watermarks::g_settings_mutex);
-    host::watermarks::g_settings = active ? std::move(settings) : nullptr;
+    host::watermarks::Shared& shared = host::watermarks::TheShared();
+    std::lock_guard<std::mutex> hold(shared.settings_mutex);
+    shared.settings = active ? std::move(settings) : nullptr;
     host::watermarks::g_fired.store(0, std::memory_order_release);
   }
   host::watermarks::g_active.store(active, std::memory_order_release);

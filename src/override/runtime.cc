@@ -9,6 +9,7 @@
 #include <exception>
 #include <string>
 
+#include "common/observability_config.h"
 #include "common/trace_log.h"
 #include "host/host_api.h"
 #include "memarena/config.h"
@@ -16,6 +17,7 @@
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "override/dropin.h"
+#include "override/observability_setup.h"
 #include "platform/os.h"
 
 namespace memarena::dropin {
@@ -54,23 +56,10 @@ void CloseTraceAtExit() noexcept {
 // Its copy of the buffer is dropped unwritten, so the parent's rows are not duplicated.
 void StopTracingInChild() noexcept { g_tracing.store(false, std::memory_order_relaxed); }
 
-// "%p" in the path becomes the process id, so programs that spawn children (which read the
-// same MEMARENA_CONF) can give each process its own file.
-std::string ExpandTracePath(const std::string& path) {
-  std::string out;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
-      out += std::to_string(getpid());
-      ++i;
-    } else {
-      out += path[i];
-    }
-  }
-  return out;
-}
-
 void StartTrace(const std::string& path) {
-  const std::string expanded = ExpandTracePath(path);
+  // "%p" in the path becomes the process id, so programs that spawn children (which read
+  // the same MEMARENA_CONF) can give each process its own file.
+  const std::string expanded = common::ExpandPidPattern(path, getpid());
   if (!g_trace.log.Open(expanded.c_str())) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF trace_file: cannot write '{}'; not "
                              "tracing\n", expanded));
@@ -111,6 +100,7 @@ void ConfigureFromEnvironment() noexcept {
       }
     }
     if (!config.trace_file.empty()) StartTrace(config.trace_file);
+    ConfigureObservability(config);
   } catch (const std::exception& e) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF could not be applied: {}\n", e.what()));
   }
