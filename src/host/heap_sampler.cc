@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <limits>
 
 #include "host/spin_lock.h"
 #include "platform/os.h"
@@ -87,7 +86,7 @@ std::uint64_t Epoch() noexcept { return g_epoch.load(std::memory_order_acquire);
 
 std::int64_t NextInterval() noexcept {
   const std::size_t mean = MeanInterval();
-  if (mean == 0) return std::numeric_limits<std::int64_t>::max();
+  if (mean == 0) return kOffInterval;
   const double draw = -std::log(UniformOpen()) * static_cast<double>(mean);
   return static_cast<std::int64_t>(std::min(draw, 1e18));
 }

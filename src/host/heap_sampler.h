@@ -29,8 +29,13 @@ void SetMeanInterval(std::size_t bytes) noexcept;
 std::size_t MeanInterval() noexcept;
 std::uint64_t Epoch() noexcept;
 
+// While sampling is off a thread still takes the slow path once per kOffInterval bytes
+// served by the fast path, so a thread that never refills its cache (a hot alloc/free pair)
+// notices within that many bytes that sampling was turned on.
+inline constexpr std::int64_t kOffInterval = std::int64_t{64} << 20;
+
 // Bytes the calling thread allocates before its next sample: an exponential draw around
-// the mean (the byte-level geometric interval), or INT64_MAX when sampling is off.
+// the mean (the byte-level geometric interval), or kOffInterval when sampling is off.
 std::int64_t NextInterval() noexcept;
 
 // True while the calling thread is inside the sampler (its own allocations are not
