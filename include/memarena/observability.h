@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -58,7 +59,8 @@ std::string FormatWatermarkCrossing(const WatermarkCrossing& crossing);
 struct GrowthVerdict {
   bool growing = false;
   double bytes_per_hour = 0.0;   // slope of in use over the window
-  std::size_t intervals = 0;     // samples the verdict rests on
+  std::size_t intervals = 0;     // samples the verdict rests on (at most the window, 8)
+  std::uint64_t sample_number = 0;  // samples taken since the process started
   std::size_t bytes_in_use = 0;  // at the last sample
   std::size_t bytes_held = 0;
   std::string top_growing_site;  // with profiling on: the stack (hex frames) that grew most

@@ -95,6 +95,7 @@ GrowthVerdict MonitorSample(double now_seconds) {
   verdict.growing = state.detector.Growing();
   verdict.bytes_per_hour = state.detector.BytesPerHour();
   verdict.intervals = state.detector.Samples();
+  verdict.sample_number = state.last.sample_number + 1;
   verdict.bytes_in_use = stats.bytes_in_use;
   verdict.bytes_held = stats.bytes_held;
   if (host::sampler::MeanInterval() != 0) {

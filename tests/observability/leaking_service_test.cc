@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -108,6 +109,19 @@ TEST(LeakingService, MonitorFlagsGrowthAndTheProfileNamesTheLeakingSite) {
   for (void* p : g_leaked) memarena::HostAllocator().Deallocate(p);
   for (void* p : g_session_cache) memarena::HostAllocator().Deallocate(p);
   memarena::SetHeapSampleInterval(0);
+}
+
+TEST(Monitor, ThreadSamplesEachIntervalUntilStopped) {
+  EXPECT_THROW(memarena::StartMonitor(std::chrono::milliseconds(0)), std::invalid_argument);
+  const std::uint64_t before = memarena::LastGrowthVerdict().sample_number;
+  memarena::StartMonitor(std::chrono::milliseconds(1));
+  // Waits for the thread's samples, not for a time.
+  while (memarena::LastGrowthVerdict().sample_number < before + 3) std::this_thread::yield();
+  memarena::StopMonitor();
+  const std::uint64_t stopped_at = memarena::LastGrowthVerdict().sample_number;
+  EXPECT_GE(stopped_at, before + 3);
+  EXPECT_GT(memarena::LastGrowthVerdict().intervals, 0u);
+  memarena::StopMonitor();  // a second stop is a no-op
 }
 
 }  // namespace
