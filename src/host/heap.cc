@@ -346,7 +346,7 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t a
 
 // Counts `bytes` against this thread's sampling interval (the fast path only counts when
 // it serves the request itself) and takes a sample when the interval ran out.
-void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
   ThreadCache* tc = t_cache;
   if (tc == nullptr) return nullptr;
   const std::uint64_t epoch = sampler::Epoch();

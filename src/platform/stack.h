@@ -17,7 +17,7 @@ namespace memarena::platform {
 void PrepareStackCapture() noexcept;
 
 // Writes up to `max_frames` return addresses of the calling thread, innermost first,
-// leaving out CaptureStack itself and leading frames in MEMARENA_ALLOCATION_ENTRY code.
+// starting after the last MEMARENA_ALLOCATION_ENTRY frame among the innermost 16.
 // Returns how many it wrote. Does not allocate once PrepareStackCapture ran.
 int CaptureStack(void** frames, int max_frames) noexcept;
 

@@ -33,12 +33,17 @@ void PrepareStackCapture() noexcept {
   backtrace(frames, 4);
 }
 
-int CaptureStack(void** frames, int max_frames) noexcept {
+MEMARENA_ALLOCATION_ENTRY int CaptureStack(void** frames, int max_frames) noexcept {
   constexpr int kMaxRaw = 64;
+  constexpr int kMaxAllocatorFrames = 16;
   void* raw[kMaxRaw];
   const int depth = backtrace(raw, kMaxRaw);
-  int first = 1;  // raw[0] is CaptureStack itself
-  while (first < depth && InAllocationEntry(raw[first])) ++first;
+  // Starts after the last allocator frame near the top: a sanitizer's backtrace interceptor
+  // may sit above CaptureStack, and a Debug build keeps frames a release build inlines.
+  int first = 0;
+  for (int i = 0; i < depth && i < kMaxAllocatorFrames; ++i) {
+    if (InAllocationEntry(raw[i])) first = i + 1;
+  }
   int written = 0;
   for (int i = first; i < depth && written < max_frames; ++i) frames[written++] = raw[i];
   return written;
