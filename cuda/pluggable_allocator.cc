@@ -1,11 +1,23 @@
-// PyTorch's CUDAPluggableAllocator C ABI: one stream-aware BfcArena per device, configured
-// from MEMARENA_CUDA_CONF on first use.
-#include <array>
-#include <cstdio>
-#include <exception>
-#include <mutex>
+// PyTorch's CUDAPluggableAllocator C ABI: one stream-aware BfcArena per device (configured
+// from MEMARENA_CUDA_CONF on first use), record_stream, empty_cache, stats, memory fraction
+// and CUDA-graph pools. After the first call on a device, malloc and free take no lock but
+// the arena's own.
+#include <fmt/format.h>
 
+#include <array>
+#include <cerrno>
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+
+#include "common/c_stats.h"
+#include "device_check.h"
+#include "device_memory_source.h"
+#include "graph_pools.h"
+#include "lazy_event_fence.h"
 #include "memarena/cuda.h"
+#include "memarena/errors.h"
+#include "stream_uses.h"
 
 namespace memarena::cuda {
 namespace {
@@ -14,61 +26,177 @@ constexpr int kMaxDevices = 64;
 // 256 B, as cudaMalloc guarantees and PyTorch expects of an allocator.
 constexpr std::size_t kDeviceAlignment = 256;
 
-struct PluggableArenas {
-  std::mutex mutex;
-  std::array<std::shared_ptr<BfcArena>, kMaxDevices> arenas;
-  std::array<bool, kMaxDevices> failed{};
+// Everything the ABI keeps for one device. Never destroyed: PyTorch may free tensors during
+// interpreter teardown, after static destructors would have run.
+struct DeviceState {
+  DeviceState(std::shared_ptr<DeviceRuntime> rt, int device, ArenaConfig config)
+      : runtime(std::move(rt)),
+        source(std::make_shared<DeviceMemorySource>(runtime, device)),
+        events(std::make_shared<EventPool>(runtime, device)),
+        fence(std::make_shared<LazyEventFence>(events)),
+        arena(source, config, fence),
+        uses(events),
+        pools(source, fence, config) {}
+
+  std::shared_ptr<DeviceRuntime> runtime;
+  std::shared_ptr<DeviceMemorySource> source;
+  std::shared_ptr<EventPool> events;
+  std::shared_ptr<LazyEventFence> fence;
+  BfcArena arena;
+  StreamUses uses;
+  GraphPools pools;
 };
 
-// Leaked on purpose: PyTorch may free tensors during interpreter teardown, after static
-// destructors would have run.
-PluggableArenas& Arenas() {
-  static PluggableArenas* arenas = new PluggableArenas;
-  return *arenas;
+struct Registry {
+  std::mutex create_mutex;  // only the first call on each device takes it
+  std::array<std::atomic<DeviceState*>, kMaxDevices> states{};
+};
+
+Registry& Devices() {
+  static Registry* registry = new Registry;
+  return *registry;
 }
 
-void ReportOnce(const char* what) noexcept {
-  std::fprintf(stderr, "memarena_cuda: cannot create the device arena: %s\n", what);
-}
-
-// The device's arena, or nullptr when it cannot be created (reported once on stderr).
-BfcArena* ArenaFor(int device) noexcept {
-  if (device < 0 || device >= kMaxDevices) return nullptr;
-  PluggableArenas& a = Arenas();
-  std::lock_guard<std::mutex> lock(a.mutex);
-  auto& slot = a.arenas[static_cast<std::size_t>(device)];
-  if (slot == nullptr && !a.failed[static_cast<std::size_t>(device)]) {
-    try {
-      slot = MakeDeviceArena(device, ArenaConfig::FromEnvironment("MEMARENA_CUDA_CONF"));
-    } catch (const std::exception& e) {
-      a.failed[static_cast<std::size_t>(device)] = true;
-      ReportOnce(e.what());
-    }
+// The device's state, created on first use. Throws std::runtime_error naming the device and
+// the reason when it cannot be used (a bad index, no driver, a bad MEMARENA_CUDA_CONF).
+DeviceState& StateFor(int device) {
+  if (device < 0 || device >= kMaxDevices) {
+    throw std::runtime_error(fmt::format(
+        "memarena_cuda: device {} is out of range (memarena supports devices 0..{})", device,
+        kMaxDevices - 1));
   }
-  return slot.get();
+  Registry& r = Devices();
+  auto& slot = r.states[static_cast<std::size_t>(device)];
+  if (DeviceState* s = slot.load(std::memory_order_acquire)) return *s;
+  std::lock_guard<std::mutex> lock(r.create_mutex);
+  if (DeviceState* s = slot.load(std::memory_order_acquire)) return *s;
+  auto runtime = GetDeviceRuntime();
+  RequireDevice(*runtime, device);
+  auto* s = new DeviceState(std::move(runtime), device,
+                            ArenaConfig::FromEnvironment("MEMARENA_CUDA_CONF"));
+  slot.store(s, std::memory_order_release);
+  return *s;
+}
+
+// The state that already exists for `device`, or nullptr (queries never create one).
+DeviceState* ExistingState(int device) noexcept {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  return Devices().states[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+}
+
+void FreeDeferred(DeviceState& s) {
+  s.uses.Collect(s.pools.capturing(), [&s](void* ptr, StreamHandle stream) {
+    if (!s.pools.any() || !s.pools.Free(ptr, stream)) s.arena.DeallocateOnStream(ptr, stream);
+  });
+}
+
+[[noreturn]] void ThrowOutOfMemory(DeviceState& s, const BfcArena& arena, std::size_t size,
+                                   int device) {
+  std::string message = fmt::format("memarena_cuda: cannot allocate {} bytes on device {}: {}",
+                                    size, device, arena.DescribeFailure(size, kDeviceAlignment));
+  const std::string device_error = s.source->DescribeDeviceError();
+  if (!device_error.empty()) message += fmt::format(" ({})", device_error);
+  throw OutOfMemory(std::move(message));
 }
 
 }  // namespace
 }  // namespace memarena::cuda
 
+using memarena::cuda::DeviceState;
+using memarena::cuda::StateFor;
+
 extern "C" {
 
 void* memarena_cuda_malloc(std::size_t size, int device, CUstream_st* stream) {
-  memarena::BfcArena* arena = memarena::cuda::ArenaFor(device);
-  if (arena == nullptr) return nullptr;
-  return arena->TryAllocateOnStream(size, memarena::cuda::kDeviceAlignment,
-                                    memarena::cuda::ToStreamHandle(stream));
+  if (size == 0) return nullptr;  // PyTorch keeps a null data pointer for empty tensors
+  DeviceState& s = StateFor(device);
+  const memarena::StreamHandle handle =
+      s.runtime->ResolveStream({reinterpret_cast<std::uintptr_t>(stream)});
+  memarena::cuda::FreeDeferred(s);
+  if (s.pools.capturing()) {
+    bool routed = false;
+    void* p = s.pools.TryAllocate(size, memarena::cuda::kDeviceAlignment, handle, &routed);
+    if (p != nullptr) return p;
+    if (routed) memarena::cuda::ThrowOutOfMemory(s, *s.pools.ActiveArena(), size, device);
+  }
+  if (void* p = s.arena.TryAllocateOnStream(size, memarena::cuda::kDeviceAlignment, handle)) {
+    return p;
+  }
+  memarena::cuda::ThrowOutOfMemory(s, s.arena, size, device);
 }
 
 void memarena_cuda_free(void* ptr, std::size_t, int device, CUstream_st* stream) {
   if (ptr == nullptr) return;
-  memarena::BfcArena* arena = memarena::cuda::ArenaFor(device);
-  if (arena != nullptr) arena->DeallocateOnStream(ptr, memarena::cuda::ToStreamHandle(stream));
+  DeviceState& s = StateFor(device);
+  const memarena::StreamHandle handle =
+      s.runtime->ResolveStream({reinterpret_cast<std::uintptr_t>(stream)});
+  if (s.uses.DeferFree(ptr, handle)) return;
+  if (!s.pools.any() || !s.pools.Free(ptr, handle)) s.arena.DeallocateOnStream(ptr, handle);
+  memarena::cuda::FreeDeferred(s);
 }
 
 std::size_t memarena_cuda_release_unused(int device) {
-  memarena::BfcArena* arena = memarena::cuda::ArenaFor(device);
-  return arena == nullptr ? 0 : arena->ReleaseUnusedSpans();
+  DeviceState* s = memarena::cuda::ExistingState(device);
+  if (s == nullptr) return 0;
+  memarena::cuda::FreeDeferred(*s);
+  return s->arena.ReleaseAllUnusedRegions() + s->pools.ReleaseUnusedSpans();
+}
+
+void memarena_cuda_empty_cache(void) {
+  for (int d = 0; d < memarena::cuda::kMaxDevices; ++d) memarena_cuda_release_unused(d);
+}
+
+void memarena_cuda_record_stream(void* ptr, CUstream_st* stream) {
+  if (ptr == nullptr) return;
+  for (int d = 0; d < memarena::cuda::kMaxDevices; ++d) {
+    DeviceState* s = memarena::cuda::ExistingState(d);
+    if (s == nullptr || s->arena.UsableSize(ptr) == 0) continue;
+    s->uses.Add(ptr, s->runtime->ResolveStream({reinterpret_cast<std::uintptr_t>(stream)}));
+    return;
+  }
+  // A block of a graph pool: its memory is private to the graph anyway, nothing to track.
+}
+
+int memarena_cuda_get_stats(int device, memarena_stats* out) {
+  if (out == nullptr) return EINVAL;
+  DeviceState* s = memarena::cuda::ExistingState(device);
+  memarena::AllocatorStats stats;
+  if (s != nullptr) {
+    try {
+      stats = s->arena.GetStats();
+      s->pools.AddTo(stats);
+    } catch (...) {
+      return ENOMEM;
+    }
+  }
+  *out = memarena::common::ToCStats(stats);
+  return 0;
+}
+
+void memarena_cuda_reset_peak_stats(int device) {
+  DeviceState* s = memarena::cuda::ExistingState(device);
+  if (s != nullptr) s->arena.ResetPeakStats();
+}
+
+int memarena_cuda_set_memory_fraction(double fraction, int device) {
+  if (!(fraction > 0.0 && fraction <= 1.0)) return EINVAL;
+  DeviceState& s = StateFor(device);
+  const std::optional<memarena::SourceCapacity> capacity = s.source->Capacity();
+  if (!capacity) return ENODEV;
+  s.source->SetLimit(static_cast<std::size_t>(fraction * static_cast<double>(capacity->total_bytes)));
+  return 0;
+}
+
+void memarena_cuda_begin_graph_pool(int device, unsigned long long pool_id) {
+  StateFor(device).pools.Begin(pool_id);
+}
+
+void memarena_cuda_end_graph_pool(int device, unsigned long long pool_id) {
+  StateFor(device).pools.End(pool_id);
+}
+
+void memarena_cuda_release_graph_pool(int device, unsigned long long pool_id) {
+  StateFor(device).pools.Release(pool_id);
 }
 
 }  // extern "C"

@@ -1,8 +1,14 @@
 // RunCommand: the shared frame of every subcommand (help, usage errors, failures).
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
 
 #include "commands.h"
 
@@ -29,6 +35,38 @@ int RunCommand(const Command& command, std::span<const std::string> args) {
 }  // namespace memarena::tools
 
 namespace memarena::tools {
+
+void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& options) {
+  if (!progress) return;
+  options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+  options.phase = [&progress](std::string_view p) { progress->Phase(p); };
+}
+
+std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
+                                                  const std::string& path) {
+  constexpr std::uintmax_t kLargeTrace = std::uintmax_t{16} << 20;
+  std::error_code error;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  const bool show = !args.Flag("--no-progress") &&
+                    (args.Flag("--progress") || (!error && bytes >= kLargeTrace));
+  if (!show) return ReadTrace(path);
+  fmt::print(stderr, "{}: parsing {} ({})...", name, path, FormatBytes(error ? 0 : bytes));
+  std::fflush(stderr);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<TraceRecord> trace = ReadTrace(path);
+  fmt::print(stderr, " {} events in {:.1f} s\n", trace.size(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return trace;
+}
+
+void RequireInputFile(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw std::runtime_error(fmt::format("{}: is a directory", path));
+  }
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: {}", path, std::strerror(errno)));
+}
 
 void RejectJsonWithPrometheus(const ParsedArgs& args) {
   if (args.Flag("--json") && args.Flag("--prometheus")) {

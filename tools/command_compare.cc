@@ -7,6 +7,7 @@
 #include "charts.h"
 #include "commands.h"
 #include "html_report.h"
+#include "memory_holders.h"
 #include "memarena/export.h"
 #include "memarena/tracing.h"
 #include "replay.h"
@@ -27,7 +28,8 @@ const CommandSpec kSpec{"compare", "TRACE [options]",
                         "replay a trace through every allocator and arena strategy side by side",
                         kOptions, 1, 1, false,
                         "The allocators: host, bfc with kNextPowerOfTwo, bfc with kSameAsRequested,\n"
-                        "planned (ORT mem pattern: a first run is recorded and planned), system."};
+                        "bfc with expandable_segments:1 (a virtual range with 2 MiB granules committed on\n"
+                        "demand), planned (ORT mem pattern: a first run is recorded and planned), system."};
 
 // Every allocator and arena strategy, with the limit spelled in each one's config keys.
 std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
@@ -36,6 +38,7 @@ std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
   return {{"host", limit},
           {"bfc", "arena_extend_strategy:kNextPowerOfTwo" + max_mem},
           {"bfc", "arena_extend_strategy:kSameAsRequested" + max_mem},
+          {"bfc", "expandable_segments:1" + max_mem},
           {"planned", limit},
           {"system", limit}};
 }
@@ -43,15 +46,16 @@ std::vector<std::pair<std::string, std::string>> Lineup(std::size_t ceiling) {
 int Run(const ParsedArgs& args) {
   const std::string& path = args.positional[0];
   RejectJsonWithPrometheus(args);
+  RequireInputFile(path);
   const std::size_t ceiling =
       args.Value("--ceiling") ? ParseSizeOption("--ceiling", *args.Value("--ceiling")) : 0;
-  const auto trace = ReadTrace(path);
+  const auto trace = ReadTraceShowingProgress(args, "compare", path);
   std::vector<ReplayResult> results;
   for (const auto& [name, config] : Lineup(ceiling)) {
     auto target = MakeTarget(name, config);
     auto progress = MakeProgress(args, fmt::format("compare {}", target->label()));
     ReplayOptions options;
-    if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+    AttachProgress(progress, options);
     results.push_back(Replay(trace, *target, options));
     if (progress) progress->Done();
   }
@@ -64,6 +68,7 @@ int Run(const ParsedArgs& args) {
     for (const auto& r : results) rows.push_back(ResultRow(r));
     html.Table(ResultHeader(), rows);
     html.Svg(RenderLineChart(CompareChart(results, fmt::format("held over time: {}", path))));
+    AddMemoryHolders(html, trace);
     WriteTextFile(*report, html.Finish());
   }
   if (args.Flag("--prometheus")) {

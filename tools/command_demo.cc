@@ -1,6 +1,6 @@
 // memarena demo: the built-in scenarios (no input) as a table and memarena-demo.html: a test
-// suite under a ceiling with and without release between tests, and a dynamic-shape
-// inference trace under both arena extend strategies and the planner.
+// suite under a ceiling with and without release between tests, and two dynamic-shape
+// inference traces under both arena extend strategies, the expandable arena and the planner.
 #include <fmt/format.h>
 
 #include <array>
@@ -20,7 +20,8 @@ constexpr std::array kOptions = {
     OptionSpec{"--cases", "N", "test cases in the test-suite scenario (default 400)"},
     OptionSpec{"--ceiling", "SIZE", "host ceiling of the test-suite scenario (default 20MiB)"},
     OptionSpec{"--requests", "N", "requests in the inference scenario (default 100)"},
-    OptionSpec{"--write-traces", "DIR", "also write both scenarios as RMM-format CSV traces into DIR"},
+    OptionSpec{"--batched-requests", "N", "requests in the batched inference scenario (default 280)"},
+    OptionSpec{"--write-traces", "DIR", "also write the scenarios as RMM-format CSV traces into DIR"},
     kProgressOption,
     kNoProgressOption,
 };
@@ -44,7 +45,7 @@ std::vector<ReplayResult> RunScenario(const Scenario& s, const std::vector<Run>&
     options.phases = s.phases;
     options.release_between_phases = run.release;
     auto progress = MakeProgress(args, fmt::format("{}: {}", s.name, target->label()));
-    if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+    AttachProgress(progress, options);
     ReplayResult r = Replay(s.trace, *target, options);
     if (progress) progress->Done();
     if (run.release) r.allocator += ", release after each test";
@@ -78,22 +79,30 @@ int RunDemo(const ParsedArgs& args) {
   const std::string limit = fmt::format("ceiling:{}", ceiling);
   const auto suite_results = RunScenario(suite, {{"host", limit, false}, {"host", limit, true}}, args);
 
+  const int batched_requests = static_cast<int>(
+      args.Value("--batched-requests") ? ParseCountOption("--batched-requests", *args.Value("--batched-requests"))
+                                       : 280);
   const Scenario inference = DynamicShapeScenario(requests, 12, 7);
+  const Scenario batched = BatchedInferenceScenario(batched_requests, 6, 2024);
   if (const auto dir = args.Value("--write-traces")) {
     WriteTrace(*dir + "/test_suite.csv", suite.trace);
     WriteTrace(*dir + "/dynamic_shapes.csv", inference.trace);
+    WriteTrace(*dir + "/batched_inference.csv", batched.trace);
   }
-  const auto inference_results = RunScenario(
-      inference,
-      {{"bfc", "arena_extend_strategy:kNextPowerOfTwo", false},
-       {"bfc", "arena_extend_strategy:kSameAsRequested", false},
-       {"planned", "", false}},
-      args);
+  const std::vector<Run> arenas = {{"bfc", "arena_extend_strategy:kNextPowerOfTwo", false},
+                                   {"bfc", "arena_extend_strategy:kSameAsRequested", false},
+                                   {"bfc", "expandable_segments:1", false},
+                                   {"planned", "", false}};
+  const auto inference_results = RunScenario(inference, arenas, args);
+  const auto batched_results = RunScenario(batched, arenas, args);
 
   const std::string suite_title = fmt::format("1. {}: {} test cases under a {} host ceiling",
                                               suite.name, cases, FormatBytes(ceiling));
-  const std::string inference_title =
-      fmt::format("2. {}: {} requests, arena extend strategies and the planner", inference.name, requests);
+  const std::string inference_title = fmt::format(
+      "2. {}: {} requests, arena extend strategies, the expandable arena and the planner",
+      inference.name, requests);
+  const std::string batched_title =
+      fmt::format("3. {}: {} requests, the same allocators", batched.name, batched_requests);
   HtmlReport html("memarena demo");
   html.Paragraph(
       "Built-in scenarios replayed through memarena's allocators. Lines: held (orange), in use "
@@ -101,12 +110,15 @@ int RunDemo(const ParsedArgs& args) {
       "failed allocations (OOM).");
   AddSection(html, suite_title, suite, suite_results);
   AddSection(html, inference_title, inference, inference_results);
-  html.Svg(RenderLineChart(CompareChart(inference_results, "held over time, all three")));
+  html.Svg(RenderLineChart(CompareChart(inference_results, "held over time, all four")));
+  AddSection(html, batched_title, batched, batched_results);
+  html.Svg(RenderLineChart(CompareChart(batched_results, "held over time, all four")));
   WriteTextFile(out, html.Finish());
 
   fmt::print("memarena demo: built-in scenarios, no input needed\n\n{}\n{}\n", suite_title,
              ResultsTable(suite_results));
-  fmt::print("{}\n{}\nreport written to {}\n", inference_title, ResultsTable(inference_results), out);
+  fmt::print("{}\n{}\n", inference_title, ResultsTable(inference_results));
+  fmt::print("{}\n{}\nreport written to {}\n", batched_title, ResultsTable(batched_results), out);
   return 0;
 }
 

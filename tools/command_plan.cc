@@ -22,6 +22,9 @@ constexpr std::array kOptions = {
     OptionSpec{"--budget-ms", "N", "time for the improving search (default 1000)"},
     OptionSpec{"--greedy", "", "greedy by size only (no search)"},
     OptionSpec{"--write", "FILE", "write the tensors with their planned offsets as CSV"},
+    OptionSpec{"--capacity", "BYTES",
+               "the block to fit (MiniMalloc's capacity): the search stops once it fits, and the "
+               "exit status is 1 if it does not"},
 };
 
 const CommandSpec kSpec{"plan", "FILE.csv [options]",
@@ -35,11 +38,19 @@ int Run(const ParsedArgs& args) {
   PlanOptions options;
   options.budget = std::chrono::milliseconds(
       args.Value("--budget-ms") ? ParseCountOption("--budget-ms", *args.Value("--budget-ms")) : 1000);
+  std::size_t capacity = 0;
+  if (const auto value = args.Value("--capacity")) {
+    capacity = ParseSizeOption("--capacity", *value);
+    if (capacity == 0) throw UsageError("bad value '0' for --capacity: expected a size >= 1");
+  }
+  options.capacity_target = capacity;
+  RequireInputFile(path);
   const PlanCsv csv = ReadPlanCsvFile(path);
   const auto start = std::chrono::steady_clock::now();
   const Plan plan = args.Flag("--greedy") ? PlanGreedyBySize(csv.tensors) : PlanBest(csv.tensors, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::optional<std::string> problem = ValidatePlan(csv.tensors, plan);
+  const bool fits = capacity == 0 || plan.arena_size <= capacity;
   // A file that carries offsets (a solver's answer) is checked as given, too.
   std::optional<Plan> given;
   std::optional<std::string> given_problem;
@@ -66,9 +77,12 @@ int Run(const ParsedArgs& args) {
   if (args.Flag("--json")) {
     fmt::print(
         "{{\"file\":{},\"tensors\":{},\"arena_bytes\":{},\"lower_bound_bytes\":{},\"ratio\":{:.6f},"
-        "\"valid\":{},\"method\":{},\"seconds\":{:.6f}{}}}\n",
+        "\"valid\":{},\"method\":{},\"seconds\":{:.6f}{}{}}}\n",
         JsonString(path), csv.tensors.size(), plan.arena_size, plan.lower_bound, plan.Ratio(),
         problem ? "false" : "true", JsonString(plan.method), seconds,
+        capacity == 0 ? std::string()
+                      : fmt::format(",\"capacity_bytes\":{},\"fits\":{}", capacity,
+                                    fits ? "true" : "false"),
         given ? fmt::format(",\"given_arena_bytes\":{},\"given_valid\":{}", given->arena_size,
                             given_problem ? "false" : "true")
               : std::string());
@@ -80,6 +94,11 @@ int Run(const ParsedArgs& args) {
     fmt::print("  method       {:>14}\n", plan.method);
     fmt::print("  valid        {:>14}\n", problem ? "NO: " + *problem : std::string("yes"));
     fmt::print("  seconds      {:>14.3f}\n", seconds);
+    if (capacity != 0) {
+      fmt::print("  capacity     {:>14} ({} B): {}\n", FormatBytes(capacity), capacity,
+                 fits ? fmt::format("fits {}", capacity)
+                      : fmt::format("does NOT fit: {} B over", plan.arena_size - capacity));
+    }
     if (given) {
       fmt::print("  offsets in the file: arena {} ({:.4f} x lower bound), {}\n",
                  FormatBytes(given->arena_size),
@@ -89,7 +108,7 @@ int Run(const ParsedArgs& args) {
                  given_problem ? "INVALID: " + *given_problem : std::string("valid"));
     }
   }
-  return problem ? 1 : 0;
+  return problem || !fits ? 1 : 0;
 }
 
 }  // namespace

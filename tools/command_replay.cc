@@ -6,6 +6,7 @@
 #include "charts.h"
 #include "commands.h"
 #include "html_report.h"
+#include "memory_holders.h"
 #include "memarena/export.h"
 #include "memarena/tracing.h"
 #include "replay.h"
@@ -39,13 +40,14 @@ const CommandSpec kSpec{"replay", "TRACE [options]",
 int Run(const ParsedArgs& args) {
   const std::string& path = args.positional[0];
   RejectJsonWithPrometheus(args);
+  RequireInputFile(path);
   const std::string allocator = args.Value("--allocator").value_or("host");
   const std::string config = args.Value("--config").value_or("");
-  const auto trace = ReadTrace(path);
+  const auto trace = ReadTraceShowingProgress(args, "replay", path);
   auto target = MakeTarget(allocator, config);
   auto progress = MakeProgress(args, fmt::format("replay {}", allocator));
   ReplayOptions options;
-  if (progress) options.progress = [&progress](std::size_t d, std::size_t t) { progress->Update(d, t); };
+  AttachProgress(progress, options);
   const ReplayResult result = Replay(trace, *target, options);
   if (progress) progress->Done();
   const std::size_t lower = TracePeakRequested(trace);
@@ -56,6 +58,7 @@ int Run(const ParsedArgs& args) {
                                trace.size(), FormatBytes(lower)));
     html.Table(ResultHeader(), {ResultRow(result)});
     html.Svg(RenderLineChart(TimelineChart(result, fmt::format("{} on {}", path, result.allocator))));
+    AddMemoryHolders(html, trace);
     WriteTextFile(*report, html.Finish());
   }
   if (args.Flag("--prometheus")) {

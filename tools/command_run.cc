@@ -33,8 +33,9 @@ const CommandSpec kSpec{
     true,
     "The drop-in library is --preload PATH, else $MEMARENA_PRELOAD, else libmemarena_malloc.so\n"
     "in the install's lib directory next to this program's bin directory, else the one in the\n"
-    "build tree this program was built in. Settings already in MEMARENA_CONF are kept; the\n"
-    "command's exit status is memarena's."};
+    "build tree this program was built in. Settings already in MEMARENA_CONF are kept.\n"
+    "Exit status: the command's own (128 + N when signal N kills it, 127 when it cannot be\n"
+    "started); 2 for a usage error of memarena run itself."};
 
 namespace fs = std::filesystem;
 

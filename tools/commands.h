@@ -38,6 +38,19 @@ namespace memarena::tools {
 // default it appears once a replay has run for a second. nullopt when disabled.
 std::optional<ProgressLine> MakeProgress(const ParsedArgs& args, std::string name);
 
+// Routes a replay's progress and phase calls to `progress` (when it is shown at all).
+void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& options);
+
+// Reads a trace for a command, first saying "NAME: parsing PATH (SIZE)" on stderr when the
+// file is large (parsing has no progress of its own) or --progress asks for it.
+std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
+                                                  const std::string& path);
+
+// Throws std::runtime_error "PATH: REASON" unless `path` names a readable regular file
+// (REASON: "is a directory", or the OS's, e.g. "No such file or directory"), so a bad input
+// never reaches a parser that would call it empty.
+void RequireInputFile(const std::string& path);
+
 // Throws UsageError when both --json and --prometheus are given (one output format).
 void RejectJsonWithPrometheus(const ParsedArgs& args);
 

@@ -22,7 +22,8 @@ std::string MainHelp() {
       "tensor lifetimes, run programs under the drop-in allocator, and draw the results.\n\n"
       "commands:\n";
   for (const auto* c : kCommands) out += fmt::format("  {:<13} {}\n", c->spec->name, c->spec->summary);
-  out += "\n`memarena COMMAND --help` shows a command's options.\n";
+  out += "\n`memarena COMMAND --help` shows a command's options; `memarena --version` the "
+         "version.\nExit status: 0 success, 1 failure, 2 usage error.\n";
   return out;
 }
 
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     fmt::print("{}", MainHelp());
+    return 0;
+  }
+  if (args[0] == "--version" || args[0] == "-V") {
+    fmt::print("memarena {}\n", MEMARENA_VERSION);
     return 0;
   }
   for (const auto* c : kCommands) {

@@ -180,10 +180,10 @@ ReplayResult Replay(std::span<const TraceRecord> trace, ReplayTarget& target,
                     const ReplayOptions& options) {
   const Compiled compiled = Compile(trace);
   if (target.WantsRecordingPass(!options.phases.empty())) {
-    ReplayOptions quiet = options;
-    quiet.progress = nullptr;
-    Pass(compiled, target, quiet, /*measured=*/false).Run();
+    if (options.phase) options.phase("recording and planning");
+    Pass(compiled, target, options, /*measured=*/false).Run();
   }
+  if (options.phase) options.phase("replaying");
   return Pass(compiled, target, options, /*measured=*/true).Run();
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memarena/stats.h"
@@ -31,6 +32,9 @@ struct ReplayOptions {
   std::size_t max_samples = 1500;
   // Called about every 1% of the events with (events done, total).
   std::function<void(std::size_t, std::size_t)> progress;
+  // Called when a pass starts: "recording" (the pass a planned target learns from, planning
+  // at each phase start) or "replaying" (the measured pass).
+  std::function<void(std::string_view)> phase;
 };
 
 struct TimelinePoint {

@@ -1,5 +1,6 @@
 // The replay targets: host (the process-wide host allocator under a ceiling), bfc (a BfcArena
-// on mmap memory that behaves like device memory), planned (a PlannedArena over malloc) and system (malloc).
+// on mmap memory that behaves like device memory, or with expandable_segments:1 on a virtual
+// range with the device's 2 MiB granules), planned (a PlannedArena over malloc) and system (malloc).
 #include "replay_target.h"
 
 #include <fmt/format.h>
@@ -11,25 +12,30 @@
 #include "memarena/errors.h"
 #include "memarena/host.h"
 #include "memarena/planner.h"
+#include "cli_args.h"
+#include "memarena/virtual_memory_source.h"
 #include "system_allocator.h"
 
 namespace memarena::tools {
 namespace {
 
-// Replays take only the limit from HostConfig's keys: the rest are fixed when the host
-// allocator starts, so they belong in MEMARENA_CONF.
+// host, system and planned take only a limit for a replay: the other host keys are fixed
+// when the host allocator starts, so they belong in MEMARENA_CONF. Errors name --config and
+// what this allocator accepts, never MEMARENA_CONF's own key list.
 std::size_t ParseLimitOnly(std::string_view allocator, std::string_view config) {
-  const HostConfig parsed = HostConfig::Parse(config);
-  const HostConfig defaults;
-  if (parsed.release_threshold_ratio != defaults.release_threshold_ratio ||
-      parsed.thread_cache_bytes != defaults.thread_cache_bytes ||
-      parsed.stats_at_exit != defaults.stats_at_exit || parsed.trace_file != defaults.trace_file) {
-    throw ConfigError(fmt::format(
-        "--config for {}: only ceiling:SIZE can be set for a replay; set the other host keys "
-        "in MEMARENA_CONF before starting memarena",
-        allocator));
+  if (config.empty()) return 0;
+  const std::size_t colon = config.find(':');
+  const std::string_view key = config.substr(0, colon);
+  if (key != "ceiling" || colon == std::string_view::npos ||
+      config.find(',') != std::string_view::npos) {
+    throw UsageError(fmt::format(
+        "--config for {}: '{}' is not accepted; {} takes only ceiling:SIZE (e.g. ceiling:1GiB)"
+        "{}",
+        allocator, config, allocator,
+        allocator == "host" ? "; set the other host keys in MEMARENA_CONF before starting memarena"
+                            : ""));
   }
-  return parsed.ceiling;
+  return ParseSizeOption(fmt::format("--config for {}: ceiling", allocator), config.substr(colon + 1));
 }
 
 std::string LimitLabel(std::string_view base, std::size_t limit) {
@@ -90,13 +96,27 @@ class DeviceLikeSource final : public MemorySource {
   HostMemorySource mmap_;
 };
 
+// CUDA's usual allocation granularity, so that an expandable replay on the host commits in
+// the same steps as on a device.
+constexpr std::size_t kDeviceGranularity = std::size_t{2} << 20;
+
+std::shared_ptr<MemorySource> BfcSource(const ArenaConfig& config) {
+  if (config.expandable_segments) {
+    return std::make_shared<HostVirtualMemorySource>(HostVirtualMemorySource::kDefaultReserveBytes,
+                                                     kDeviceGranularity);
+  }
+  return std::make_shared<DeviceLikeSource>();
+}
+
 class BfcTarget final : public ReplayTarget {
  public:
-  explicit BfcTarget(const ArenaConfig& config)
-      : arena_(std::make_shared<DeviceLikeSource>(), config) {}
+  explicit BfcTarget(const ArenaConfig& config) : arena_(BfcSource(config), config) {}
   Allocator& allocator() override { return arena_; }
   std::string label() const override {
-    return fmt::format("bfc ({}{})", StrategyName(arena_.config().arena_extend_strategy),
+    return fmt::format("bfc ({}{})",
+                       arena_.config().expandable_segments
+                           ? std::string_view("expandable")
+                           : StrategyName(arena_.config().arena_extend_strategy),
                        arena_.config().max_mem == 0
                            ? std::string()
                            : fmt::format(", max_mem {}", FormatBytes(arena_.config().max_mem)));
@@ -126,7 +146,11 @@ class PlannedTarget final : public ReplayTarget {
     return run_open_;
   }
   void EndPhase() override {
-    if (run_open_) planned_.EndRun();
+    // The arena plans on its own thread; a replay wants the plan before the next phase.
+    if (run_open_) {
+      planned_.EndRun();
+      planned_.WaitForPlans();
+    }
     run_open_ = false;
   }
 
@@ -151,10 +175,10 @@ std::unique_ptr<ReplayTarget> MakeTarget(std::string_view name, std::string_view
     try {
       return std::make_unique<BfcTarget>(ArenaConfig::Parse(config));
     } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("--config for bfc: {}", e.what()));
+      throw UsageError(fmt::format("--config for bfc: {}", e.what()));
     }
   }
-  throw ConfigError(fmt::format("unknown allocator '{}'; allowed: host, bfc, planned, system", name));
+  throw UsageError(fmt::format("unknown allocator '{}'; allowed: host, bfc, planned, system", name));
 }
 
 std::string TargetConfigHelp() {
@@ -164,7 +188,7 @@ std::string TargetConfigHelp() {
       "MEMARENA_CONF)\n"
       "  system   ceiling:SIZE   (fails requests that would put more than SIZE in use)\n"
       "  planned  ceiling:SIZE   (cap on the malloc upstream of the planned arena)\n"
-      "  bfc      ArenaConfig keys:\n{}\n",
+      "  bfc      every key of ArenaConfig, listed next\n{}\n",
       ArenaConfigHelp());
 }
 

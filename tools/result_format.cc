@@ -74,7 +74,15 @@ std::string ResultJson(const ReplayResult& r) {
 }
 
 ProgressLine::ProgressLine(std::string name, std::chrono::milliseconds delay)
-    : name_(std::move(name)), start_(std::chrono::steady_clock::now()), delay_(delay) {}
+    : name_(std::move(name)),
+      phase_start_(std::chrono::steady_clock::now()),
+      start_(phase_start_),
+      delay_(delay) {}
+
+void ProgressLine::Phase(std::string_view phase) {
+  phase_ = std::string(phase);
+  phase_start_ = std::chrono::steady_clock::now();
+}
 
 void ProgressLine::Update(std::size_t done, std::size_t total) {
   const auto now = std::chrono::steady_clock::now();
@@ -83,8 +91,15 @@ void ProgressLine::Update(std::size_t done, std::size_t total) {
   if (shown_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
   shown_ = true;
   last_ = now;
-  fmt::print(stderr, "\r{}: {:3}% ({}/{} events)", name_, total == 0 ? 100 : done * 100 / total,
-             done, total);
+  const double elapsed = std::chrono::duration<double>(now - phase_start_).count();
+  const std::string eta =
+      done == 0 || done >= total
+          ? std::string("      ")
+          : fmt::format("ETA {:.1f} s", elapsed * static_cast<double>(total - done) /
+                                            static_cast<double>(done));
+  // Trailing spaces wipe what a longer previous line left behind.
+  fmt::print(stderr, "\r{}: {} {:3}% ({}/{} events), {}    ", name_, phase_,
+             total == 0 ? 100 : done * 100 / total, done, total, eta);
   std::fflush(stderr);
 }
 

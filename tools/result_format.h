@@ -23,16 +23,21 @@ std::string ResultsTable(const std::vector<ReplayResult>& results);
 // fragmentation, seconds, ops_per_second, and "stats" (StatsToJson of the final stats).
 std::string ResultJson(const ReplayResult& result);
 
-// Prints "NAME: 37% (370000/1000000 events)" on stderr, rewriting one line, once a replay
-// has run for `delay` (zero: from the start); Done() ends the line if anything was shown.
+// Prints "NAME: replaying  37% (370000/1000000 events), ETA 2.1 s" on stderr, rewriting one
+// line, once a replay has run for `delay` (zero: from the start); Done() ends the line if
+// anything was shown. Phase() names what runs now (parsing, recording and planning,
+// replaying) and restarts the ETA, which assumes the rate so far in this phase holds.
 class ProgressLine {
  public:
   ProgressLine(std::string name, std::chrono::milliseconds delay);
+  void Phase(std::string_view phase);
   void Update(std::size_t done, std::size_t total);
   void Done();
 
  private:
   std::string name_;
+  std::string phase_;
+  std::chrono::steady_clock::time_point phase_start_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::milliseconds delay_;
   std::chrono::steady_clock::time_point last_;

@@ -91,4 +91,42 @@ Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed) {
                   "to 512; every activation size changes with the shape");
 }
 
+Scenario BatchedInferenceScenario(int requests, int layers, std::uint64_t seed) {
+  constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
+  TraceBuilder b;
+  std::mt19937_64 rng(seed);
+  for (int r = 0; r < requests; ++r) {
+    const std::size_t batch = 1 + rng() % 16;
+    const std::size_t seq = 16 * (1 + rng() % 32);
+    b.StartPhase(batch * 1024 + seq);
+    const std::size_t row = batch * seq * kHidden * kFloat;
+    const std::size_t scores = batch * kHeads * seq * seq * kFloat;
+    std::uintptr_t x = b.Allocate(row);
+    for (int l = 0; l < layers; ++l) {
+      const std::uintptr_t qkv = b.Allocate(3 * row);
+      const std::uintptr_t s = b.Allocate(scores);
+      const std::uintptr_t p = b.Allocate(scores);
+      b.Free(s, scores);
+      const std::uintptr_t ctx = b.Allocate(row);
+      b.Free(p, scores);
+      b.Free(qkv, 3 * row);
+      const std::uintptr_t attn = b.Allocate(row);
+      b.Free(ctx, row);
+      const std::uintptr_t ffn = b.Allocate(4 * row);
+      const std::uintptr_t y = b.Allocate(row);
+      b.Free(ffn, 4 * row);
+      b.Free(attn, row);
+      b.Free(x, row);
+      x = y;
+    }
+    const std::size_t logits_size = batch * 2 * kFloat;  // a small classifier head
+    const std::uintptr_t logits = b.Allocate(logits_size);
+    b.Free(x, row);
+    b.Free(logits, logits_size);
+  }
+  return b.Finish("batched dynamic-shape inference",
+                  "a 6-layer transformer encoder (hidden 768, 12 heads, fp32) answers requests "
+                  "with batch 1-16 and sequence 16-512; every activation size changes with the shape");
+}
+
 }  // namespace memarena::tools

@@ -30,4 +30,12 @@ Scenario TestSuiteScenario(int cases, std::uint64_t seed);
 // the layer proceeds. One phase per request, keyed by its sequence length (the input shape).
 Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed);
 
+// Batched transformer-encoder inference with dynamic shapes (issue 19's trace): `requests`
+// requests with batch 1-16 and sequence 16-512 (steps of 16), hidden 768, 12 heads, fp32.
+// Each of `layers` layers allocates q/k/v, the attention scores and their softmax
+// (batch x heads x seq x seq), the context, the attention output and the MLP activations in
+// an executor's order. 280 requests of 6 layers are about 25k events with a peak of up to
+// 480 MiB requested. One phase per request, keyed by batch * 1024 + seq.
+Scenario BatchedInferenceScenario(int requests, int layers, std::uint64_t seed);
+
 }  // namespace memarena::tools

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memarena/cuda.h"
+#include "platform/os.h"
 
 namespace {
 
@@ -126,6 +127,25 @@ void MixedTrace(Allocators& a) {
              static_cast<double>(s.peak_bytes_held) / static_cast<double>(s.peak_bytes_in_use));
 }
 
+// Host memory over 1,000,000 same-stream pairs through the pluggable ABI: flat when a free
+// records no event (issue 10 measured +100 MB with one event per free).
+void SameStreamHostMemory(Allocators& a) {
+  constexpr int kPairs = 1000000;
+  auto pairs = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      void* p = memarena_cuda_malloc(256, 0, a.stream);
+      memarena_cuda_free(p, 256, 0, a.stream);
+    }
+    Check(cudaStreamSynchronize(a.stream), "cudaStreamSynchronize");
+  };
+  pairs(1000);
+  const double before = static_cast<double>(memarena::platform::ResidentBytes());
+  pairs(kPairs);
+  const double after = static_cast<double>(memarena::platform::ResidentBytes());
+  fmt::print("\nhost RSS change over {} same-stream pluggable pairs: {:+.2f} MiB\n", kPairs,
+             (after - before) / (1 << 20));
+}
+
 }  // namespace
 
 int main() {
@@ -149,6 +169,7 @@ int main() {
     fmt::print("device 0: {}\n\n", prop.name);
     PairTable(a);
     MixedTrace(a);
+    SameStreamHostMemory(a);
     Check(cudaStreamDestroy(a.stream), "cudaStreamDestroy");
   } catch (const std::exception& e) {
     fmt::print(stderr, "arena_device_bench: {}\n", e.what());

@@ -29,8 +29,17 @@ struct ArenaConfig {
   // kNextPowerOfTwo stops doubling here; a larger request still gets its own region.
   std::size_t max_power_of_two_extend_bytes = std::size_t{1} << 30;
 
+  // Beyond OrtArenaCfg. The arena over a VirtualMemorySource: one growing virtual range,
+  // extended by exactly what is missing at its end, every free chunk split off, and free
+  // granules decommitted (max_mem then caps committed bytes). Needs a VirtualMemorySource.
+  bool expandable_segments = false;
+  // Expandable only: before committing more, when held would exceed in use by more than
+  // this, free granules are decommitted (largest free chunks first) down to half of it.
+  std::size_t expandable_decommit_threshold = std::size_t{16} << 20;
+
   // Parses "key:value,..." with the keys above. Sizes take B, K/KiB, M/MiB, G/GiB, T/TiB;
-  // arena_extend_strategy takes kNextPowerOfTwo|kSameAsRequested (or 0|1 as in ORT).
+  // arena_extend_strategy takes kNextPowerOfTwo|kSameAsRequested (or 0|1 as in ORT);
+  // expandable_segments takes 0|1.
   // Throws ConfigError naming the key and the allowed values on an unknown key, a bad
   // value, or a value that Validate() rejects.
   static ArenaConfig Parse(std::string_view text);
@@ -38,7 +47,9 @@ struct ArenaConfig {
   // Parses the environment variable `variable` (defaults when unset or empty); throws like Parse.
   static ArenaConfig FromEnvironment(const char* variable);
 
-  // Throws ConfigError when a size that must be positive is 0.
+  // Throws ConfigError naming the key and the allowed range when a size is outside it:
+  // every size at most 256 TiB (so the arena's rounding and doubling stay in range),
+  // initial sizes positive, max_power_of_two_extend_bytes at least 256.
   void Validate() const;
 };
 
@@ -68,10 +79,14 @@ class StreamFence {
 // alignment, merging of adjacent regions when the source allows it, release of fully
 // free regions (ReleaseUnusedSpans at any time; automatically before crossing max_mem or
 // when the source refuses), and stream-ordered reuse when given a StreamFence.
+// With ArenaConfig::expandable_segments the source must be a VirtualMemorySource: held is
+// then committed memory, and commits and decommits happen only on the allocation path when
+// memory must be added (never on Deallocate) and in ReleaseUnusedSpans.
 // Thread-safe: one mutex; every call costs O(log n) plus, on growth, source calls.
 class BfcArena final : public Allocator {
  public:
-  // Throws ConfigError when `config` is invalid, std::invalid_argument when `source` is null.
+  // Throws ConfigError when `config` is invalid or asks for expandable_segments over a source
+  // that is not a VirtualMemorySource, std::invalid_argument when `source` is null.
   explicit BfcArena(std::shared_ptr<MemorySource> source, ArenaConfig config = {},
                     std::shared_ptr<StreamFence> fence = nullptr);
   // Gives every region back to the source, also those with chunks still in use (as ORT).
@@ -89,13 +104,18 @@ class BfcArena final : public Allocator {
   void ResetPeakStats() override;
   // ORT's Shrink: gives back every region with nothing in use (under kNextPowerOfTwo the
   // first region stays) and restarts growth from initial_growth_chunk_size_bytes. Safe at
-  // any time, also while other chunks are in use. Returns the bytes given back.
+  // any time, also while other chunks are in use. An expandable arena also decommits every
+  // free granule. Returns the bytes given back.
   std::size_t ReleaseUnusedSpans() override;
+  // ReleaseUnusedSpans without keeping the first region: every region with nothing in use
+  // goes (torch.cuda.empty_cache() semantics). Returns the bytes given back.
+  std::size_t ReleaseAllUnusedRegions();
   AllocatorKind kind() const noexcept override;
   std::string_view name() const noexcept override;
   // Names which ORT limit was hit ("Available memory of X is smaller than requested bytes
   // of Y" for max_mem, "Failed to allocate memory for requested buffer of size Y" when the
-  // source refused) and which knob helps.
+  // source refused; for an expandable arena also when its virtual reservation ran out) and
+  // which knob helps.
   std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
 
   // Stream-ordered forms. A chunk freed on stream A is handed to stream B only once the

@@ -19,7 +19,7 @@ extern "C" {
  * through weak declarations. */
 
 /* A snapshot of the host allocator's counters. The field names and meanings are those of
- * memarena::AllocatorStats (see memarena/stats.h and the glossary in docs/design.md). */
+ * memarena::AllocatorStats (see memarena/stats.h and the glossary in docs/glossary.md). */
 typedef struct memarena_stats {
   size_t bytes_in_use;       /* handed to callers, at the size reserved for them */
   size_t bytes_requested;    /* sum of the sizes callers asked for */

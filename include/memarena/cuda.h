@@ -1,12 +1,16 @@
 // The CUDA backend (libmemarena_cuda.so): BFC arenas on device memory, stream-ordered reuse
-// through CUDA events, and PyTorch's CUDAPluggableAllocator C ABI. Needs no CUDA header.
+// with events only where a block crosses streams, and PyTorch's CUDAPluggableAllocator C ABI
+// with the hooks its Python class does not expose. Needs no CUDA header.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "memarena/arena.h"
+#include "memarena/c_api.h"
+#include "memarena/virtual_memory_source.h"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
@@ -21,28 +25,82 @@ int DeviceCount(std::string* reason = nullptr) noexcept;
 // is not usable.
 std::shared_ptr<MemorySource> MakeDeviceMemorySource(int device);
 
-// A StreamFence backed by CUDA events on `device`: Record is cudaEventRecord (pooled
-// events), HasCompleted is cudaEventQuery. Throws like MakeDeviceMemorySource.
+// The virtual-memory source of the expandable arena on `device`: a cuMemAddressReserve range
+// of `reserve_bytes` (0: four times the device's memory) whose granules (the device's
+// minimum allocation granularity) are cuMemCreate'd, mapped and made accessible on demand and
+// unmapped and released on decommit. Throws std::runtime_error when the device is not usable
+// or has no virtual-memory support.
+std::shared_ptr<VirtualMemorySource> MakeDeviceVirtualMemorySource(int device,
+                                                                  std::size_t reserve_bytes = 0);
+
+// A StreamFence backed by CUDA events on `device`. Record makes no CUDA call (the per-thread
+// stream excepted); HasCompleted records one event on the freeing stream when another stream
+// first asks (from a pool of at most 1024 recycled events) and polls it without blocking.
+// Throws like MakeDeviceMemorySource.
 std::shared_ptr<StreamFence> MakeEventFence(int device);
 
-// A BfcArena on `device` with `config`, stream-aware through MakeEventFence. Throws
-// std::runtime_error when the device is not usable, ConfigError for a bad config.
+// A BfcArena on `device` with `config`, stream-aware through MakeEventFence; with
+// config.expandable_segments over MakeDeviceVirtualMemorySource(device), else over cudaMalloc.
+// Throws std::runtime_error when the device is not usable, ConfigError for a bad config.
 std::shared_ptr<BfcArena> MakeDeviceArena(int device, ArenaConfig config = {});
 
-// The arena's handle for a CUDA stream. The legacy default stream (nullptr) is a stream
-// too, so memory freed on it is only reused elsewhere after its event completed.
+// The arena's handle for a CUDA stream, never 0. The default stream (nullptr) is the legacy
+// stream, a stream too; cudaStreamPerThread maps to the calling thread's own stream, so two
+// threads on their per-thread streams never share a handle. Costs a lock and, for the
+// per-thread stream, one runtime call.
 StreamHandle ToStreamHandle(CUstream_st* stream) noexcept;
+
+// What the backend did with CUDA events since the process started, over all devices: how
+// many it created and destroyed (pooled, so created stays small), recorded and queried. A
+// free reused on its own stream touches none of them. Four relaxed atomic loads.
+struct EventCounters {
+  std::uint64_t created = 0;
+  std::uint64_t destroyed = 0;
+  std::uint64_t recorded = 0;
+  std::uint64_t queried = 0;
+};
+EventCounters GetEventCounters() noexcept;
 
 }  // namespace memarena::cuda
 
 extern "C" {
 // PyTorch's CUDAPluggableAllocator ABI. One arena per device, created on first use with
-// ArenaConfig::FromEnvironment("MEMARENA_CUDA_CONF"). Returns nullptr when the request
-// cannot be served (PyTorch then raises its out-of-memory error).
+// ArenaConfig::FromEnvironment("MEMARENA_CUDA_CONF"); after that, malloc and free take only
+// the arena's lock.
+//
+// memarena_cuda_malloc returns the block, or nullptr for size 0. It never returns nullptr for
+// a failed request: it throws memarena::OutOfMemory (a std::bad_alloc) whose what() is the
+// diagnostic (requested, in use, held, limit, the device error when it was not plain out of
+// memory, which knob to turn), or std::runtime_error when the device is not usable. PyTorch
+// calls it from C++ and turns the exception into a Python exception carrying what().
 void* memarena_cuda_malloc(std::size_t size, int device, CUstream_st* stream);
-// Frees `ptr` after the work queued on `stream` (PyTorch passes the allocation stream).
+// Frees `ptr` after the work queued on `stream` (PyTorch passes the allocation stream); a
+// block given to memarena_cuda_record_stream waits also for those streams. Throws only
+// std::runtime_error when `device` is not usable.
 void memarena_cuda_free(void* ptr, std::size_t size, int device, CUstream_st* stream);
-// Gives the free regions of `device`'s pluggable arena back to the driver (as
-// torch.cuda.empty_cache() would); returns the bytes given back.
+// Gives the free regions of `device`'s arena and graph pools back to the driver; returns the
+// bytes given back (0 when the device was never used). Never waits for a stream.
 std::size_t memarena_cuda_release_unused(int device);
+// torch.cuda.empty_cache(): memarena_cuda_release_unused on every device in use.
+void memarena_cuda_empty_cache(void);
+// Tensor.record_stream(stream): the block is also used by the work queued on `stream`; when it
+// is freed, it is not reused until that work completed (one pooled event per such stream).
+void memarena_cuda_record_stream(void* ptr, CUstream_st* stream);
+// Fills *out with `device`'s stats (arena plus graph pools; zeros when never used). Returns 0,
+// or EINVAL for a null `out`.
+int memarena_cuda_get_stats(int device, memarena_stats* out);
+// torch.cuda.reset_peak_memory_stats: the peaks of `device`'s arena restart from now (the
+// pytest guard's per-test device probe uses it). No-op for a device never used.
+void memarena_cuda_reset_peak_stats(int device);
+// torch.cuda.set_per_process_memory_fraction: caps what `device`'s arena holds at `fraction`
+// (0 < fraction <= 1) of the device's total memory. Returns 0, EINVAL for a bad fraction,
+// ENODEV when the device's capacity is unknown.
+int memarena_cuda_set_memory_fraction(double fraction, int device);
+// CUDA graphs (PyTorch's beginAllocateToPool / endAllocateToPool / releasePool): between
+// begin and end, allocations on capturing streams come from the private pool `pool_id`, and
+// no event is recorded or queried on `device`. Release frees the pool's memory once none of
+// it is in use.
+void memarena_cuda_begin_graph_pool(int device, unsigned long long pool_id);
+void memarena_cuda_end_graph_pool(int device, unsigned long long pool_id);
+void memarena_cuda_release_graph_pool(int device, unsigned long long pool_id);
 }

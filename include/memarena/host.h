@@ -23,6 +23,17 @@ std::size_t Ceiling() noexcept;
 
 // Releases free spans of the host allocator (including the calling thread's cache and the
 // central lists) and of every live arena. Returns the bytes given back.
+// Cost: with nothing releasable a few microseconds (a pass over the caches and free-list
+// heads; spans already returned are not touched); otherwise about one madvise per free span,
+// plus the page faults when the program touches those pages again. The host allocator
+// keeps up to ReleaseKeep() bytes of free spans committed (largest spans go first), so a
+// test suite calling this after every test keeps a warm working set.
 std::size_t ReleaseUnusedSpans();
+
+// The warm working set ReleaseUnusedSpans() leaves committed, in bytes (default 0 = release
+// everything; MEMARENA_CONF key `release_keep`). Kept spans count as held, so they count
+// against the ceiling; allocation under ceiling pressure still releases them.
+void SetReleaseKeep(std::size_t bytes);
+std::size_t ReleaseKeep() noexcept;
 
 }  // namespace memarena

@@ -11,5 +11,6 @@
 #include "memarena/planner.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
+#include "memarena/virtual_memory_source.h"
 #include "memarena/c_api.h"
 #include "memarena/observability.h"

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -14,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -57,18 +61,22 @@ struct Plan {
 // Returns nullopt when the plan is valid for `tensors`: one offset per tensor, each a
 // multiple of its alignment, arena_size = max(offset + size), and no two tensors that are
 // live at the same time share a byte. Otherwise returns a description of the first
-// violation found. O(n log n + number of time-overlapping pairs).
+// violation found. O(n log n) time and O(n) memory, however many tensors overlap in time.
 std::optional<std::string> ValidatePlan(const std::vector<PlanTensor>& tensors,
                                         const Plan& plan);
 
-// Greedy by size (Pisarchyk & Lee 2020, TFLite): largest tensor first, each into the
-// best-fitting gap among the already placed tensors that overlap it in time. Validates
-// the input (see ValidateTensors). O(n log n + overlapping pairs * log).
+// Greedy by size (Pisarchyk & Lee 2020, TFLite): largest tensor first, each at the lowest
+// offset (meeting its alignment) where it overlaps none of the already placed tensors
+// that are live at the same time. Validates the input (see ValidateTensors). No pairwise
+// overlap lists: a segment tree over time of merged byte ranges answers each step, so
+// time is about O(n log^2 n) and memory O(n log n) in the worst case, O(n) typically.
 Plan PlanGreedyBySize(const std::vector<PlanTensor>& tensors);
 
 struct PlanOptions {
-  // Wall-clock budget for the improving search. The result is never worse than greedy
-  // by size, and planning stops early when it reaches the lower bound or the target.
+  // Wall-clock budget for the whole call, greedy included: PlanBest returns the best plan
+  // found within budget plus a few milliseconds (or right after greedy, when greedy alone
+  // takes longer). The result is never worse than greedy by size, and planning stops early
+  // when it reaches the lower bound or the target.
   std::chrono::milliseconds budget{100};
   // When non-zero, the search aims for an arena of at most this many bytes and stops as
   // soon as it has one (MiniMalloc's "capacity"). 0: aim for the lower bound.
@@ -167,9 +175,13 @@ class PlanCache {
 
 // ---- PlannedArena -------------------------------------------------------------------
 
+// How a recorded run becomes a plan: PlanBest by default. Runs on the planning thread.
+using PlanFunction = std::function<Plan(const std::vector<PlanTensor>&, const PlanOptions&)>;
+
 struct PlannedArenaOptions {
   std::size_t cache_capacity = 16;           // patterns kept, by input shape
   std::chrono::milliseconds plan_budget{50};  // PlanBest budget when a run ends
+  PlanFunction planner;                       // empty: PlanBest
 };
 
 // An Allocator for a run whose allocation sequence repeats for the same input shapes
@@ -180,14 +192,18 @@ struct PlannedArenaOptions {
 //    still live occupies those bytes; the first request that differs sends it and the
 //    rest of the run to the upstream allocator, and EndRun re-plans from this run;
 //  - without one, every request goes to the upstream allocator and the run is recorded;
-//    EndRun plans the trace (PlanBest, options.plan_budget) and caches it for `shapes`.
+//    EndRun hands the trace to the arena's planning thread, which plans it (PlanBest,
+//    options.plan_budget) and caches it for `shapes`. Until that plan is cached, runs
+//    with these shapes are recorded and served upstream again.
 // Outside a run every request goes to the upstream allocator. When a run needs a block
 // of a different size, the old block is returned to the upstream before the new one is
-// taken, so memory never doubles (ONNX Runtime issue #14477). Thread-safe (one mutex).
+// taken, so memory never doubles (ONNX Runtime issue #14477). Thread-safe (one mutex,
+// never held while planning: allocations do not wait for a plan).
 class PlannedArena final : public Allocator {
  public:
   // `upstream` must outlive the arena.
   explicit PlannedArena(Allocator& upstream, PlannedArenaOptions options = {});
+  // Waits for a plan in progress (at most about plan_budget), drops queued ones.
   ~PlannedArena() override;
   PlannedArena(const PlannedArena&) = delete;
   PlannedArena& operator=(const PlannedArena&) = delete;
@@ -195,9 +211,17 @@ class PlannedArena final : public Allocator {
   // Starts a run for these input shapes. Throws std::logic_error when a run is already
   // open, and OutOfMemory when the pattern block cannot be obtained.
   void BeginRun(const ShapeSignature& shapes);
-  // Ends the run; a recorded run is planned and cached. Tensors still live at EndRun are
+  // Ends the run. A recorded run is queued for planning on the planning thread (started
+  // on first use; when a thread cannot be started the plan is made here, still outside
+  // the lock) and EndRun returns without waiting. Tensors still live at EndRun are
   // treated as live to the end of the run. Throws std::logic_error without an open run.
   void EndRun();
+  // Blocks until every run ended so far is planned and cached (or failed to plan).
+  void WaitForPlans();
+  // True while a recorded run waits for, or is in, planning.
+  bool Planning() const;
+  // Why the last plan failed (the planner threw, e.g. out of memory); empty when none did.
+  std::string LastPlanError() const;
 
   // True when the current run is served from a cached pattern (false while recording).
   bool ServingPattern() const;
@@ -227,7 +251,13 @@ class PlannedArena final : public Allocator {
     std::uint64_t run;       // the run that allocated it (its trace ids belong to that run)
     std::uint64_t trace_id;
   };
+  struct PlanJob {
+    ShapeSignature shapes;
+    std::vector<TraceEvent> trace;
+  };
   void* TryServePlannedLocked(std::size_t bytes, std::size_t alignment);
+  void PlanLoop();
+  void PlanAndCache(const PlanJob& job);  // runs without mutex_
   bool ReleaseBlockLocked() noexcept;
   void NoteAllocLocked(void* ptr, const Live& live);
   AllocatorStats SnapshotLocked(std::size_t limit) const;
@@ -252,6 +282,13 @@ class PlannedArena final : public Allocator {
   std::uint64_t planned_hits_ = 0;
   std::uint64_t fallbacks_ = 0;
   AllocatorStats stats_;
+  // Planning, all under mutex_ except the plan itself.
+  std::deque<PlanJob> jobs_;
+  bool planning_ = false;   // the planning thread is working on a job
+  bool stopping_ = false;   // the destructor asks the thread to finish
+  std::string plan_error_;
+  std::condition_variable plan_cv_;  // jobs_ grew, a job finished, or stopping_
+  std::thread plan_thread_;
 };
 
 }  // namespace memarena

@@ -1,5 +1,5 @@
 // AllocatorStats: the one stats record every memarena allocator fills in.
-// Field names follow the glossary in DESIGN.md (in use, requested, held, releasable, peak).
+// Field names follow the glossary in docs/glossary.md (in use, requested, held, releasable, peak).
 #pragma once
 
 #include <array>
@@ -44,17 +44,32 @@ struct AllocatorStats {
   std::uint64_t num_releases = 0;          // regions/spans given back
   std::uint64_t bytes_released = 0;        // total bytes given back
   std::uint64_t num_ooms = 0;              // failed allocations
-  std::uint64_t num_arena_extensions = 0;  // arena growth steps (BFC)
+  std::uint64_t num_arena_extensions = 0;  // growth steps still held (BFC; a shrink lowers it, as ORT)
+  std::uint64_t num_arena_extensions_total = 0;  // growth steps ever taken (never decreases)
   std::uint64_t num_arena_shrinkages = 0;  // regions freed by shrinking (BFC; ORT counts one per region)
   std::size_t max_alloc_size = 0;          // largest single allocation served
+
+  // Expandable BFC arenas (expandable_segments:1) only; there held = committed bytes.
+  std::size_t virtual_bytes_reserved = 0;  // the virtual range reserved up front
+  std::size_t virtual_bytes_used = 0;      // the part of it the arena's chunks span
+  std::uint64_t num_commits = 0;           // granule runs given memory (growth excluded)
+  std::uint64_t num_decommits = 0;         // granule runs whose memory went back
+  std::uint64_t bytes_decommitted = 0;     // total bytes decommitted
+
+  // Host allocator only: where held bytes that are not in use sit. bytes_releasable is the
+  // free spans; the rest of held beyond these is the unused tail of partly used spans.
+  std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads
+  std::size_t bytes_in_central_lists = 0;  // free objects in the central (shared) lists
+  std::size_t bytes_metadata = 0;          // span records, pagemap, caches (not in held)
 
   // Host allocator only: one entry per size class, num_size_classes of them valid.
   std::size_t num_size_classes = 0;
   std::array<SizeClassStats, kMaxSizeClassStats> size_classes{};
 };
 
-// A human-readable table of `stats` (fmt), titled with the allocator's name.
-// Allocates; never call it on a hot path.
+// A human-readable report of `stats` (fmt), titled with the allocator's name: a summary
+// first (process id and command, RSS, held and where it sits), then the current/peak table
+// and the per-size-class rows. Allocates; never call it on a hot path.
 std::string FormatStats(const AllocatorStats& stats, std::string_view allocator_name);
 
 // "1.50 GiB"-style rendering used in every message and table.

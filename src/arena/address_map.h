@@ -15,6 +15,18 @@ class AddressMap {
  public:
   AddressMap() : slots_(kInitialSlots) {}
 
+  // Grows ahead so that the next Insert cannot allocate (and so cannot throw). False when
+  // operator new refused; the map is then as it was.
+  bool ReserveOneMore() noexcept {
+    if ((size_ + 1) * 2 <= slots_.size()) return true;
+    try {
+      Grow();
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
   // `addr` must be non-zero and not present.
   void Insert(std::uintptr_t addr, ChunkHandle handle) {
     if ((size_ + 1) * 2 > slots_.size()) Grow();

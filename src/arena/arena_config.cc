@@ -20,7 +20,7 @@ ArenaExtendStrategy ParseStrategy(std::string_view value) {
                                 value, kStrategyAllowed));
 }
 
-std::array<common::ConfigKey, 6> ArenaKeys(ArenaConfig& c) {
+std::array<common::ConfigKey, 8> ArenaKeys(ArenaConfig& c) {
   auto size_key = [](std::string_view key, std::string_view allowed, std::size_t& field) {
     return common::ConfigKey{key, allowed,
                              [key, &field](std::string_view v) { field = common::ParseSize(key, v); }};
@@ -35,23 +35,24 @@ std::array<common::ConfigKey, 6> ArenaKeys(ArenaConfig& c) {
                c.initial_growth_chunk_size_bytes),
       size_key("max_power_of_two_extend_bytes", "a size of at least 256 such as 1GiB",
                c.max_power_of_two_extend_bytes),
+      {"expandable_segments", "0 or 1",
+       [&c](std::string_view v) { c.expandable_segments = common::ParseBool("expandable_segments", v); }},
+      size_key("expandable_decommit_threshold", "a size such as 16MiB (0 = decommit whenever memory is added)",
+               c.expandable_decommit_threshold),
   }};
 }
 
 }  // namespace
 
 void ArenaConfig::Validate() const {
-  auto require = [](bool ok, std::string_view key, std::string_view allowed, std::size_t value) {
-    if (!ok) {
-      throw ConfigError(fmt::format("bad value '{}' for key '{}': expected {}", value, key, allowed));
-    }
-  };
-  require(initial_chunk_size_bytes > 0, "initial_chunk_size_bytes", "a positive size",
-          initial_chunk_size_bytes);
-  require(initial_growth_chunk_size_bytes > 0, "initial_growth_chunk_size_bytes", "a positive size",
-          initial_growth_chunk_size_bytes);
-  require(max_power_of_two_extend_bytes >= 256, "max_power_of_two_extend_bytes",
-          "a size of at least 256", max_power_of_two_extend_bytes);
+  // Every size stays at most kMaxConfigBytes, so rounding a chunk up to a power of two and
+  // doubling the next extension cannot wrap (a wrapped growth size made the extension loop
+  // spin forever under the arena lock).
+  common::CheckSizeRange("max_mem", max_mem, 0);
+  common::CheckSizeRange("initial_chunk_size_bytes", initial_chunk_size_bytes, 1);
+  common::CheckSizeRange("max_dead_bytes_per_chunk", max_dead_bytes_per_chunk, 0);
+  common::CheckSizeRange("initial_growth_chunk_size_bytes", initial_growth_chunk_size_bytes, 1);
+  common::CheckSizeRange("max_power_of_two_extend_bytes", max_power_of_two_extend_bytes, 256);
 }
 
 ArenaConfig ArenaConfig::Parse(std::string_view text) {
@@ -84,6 +85,10 @@ std::string_view ArenaConfigHelp() noexcept {
          "  max_dead_bytes_per_chunk:SIZE         split a free chunk when this much is left (128MiB)\n"
          "  initial_growth_chunk_size_bytes:SIZE  growth restarts here after a shrink (2MiB)\n"
          "  max_power_of_two_extend_bytes:SIZE    kNextPowerOfTwo stops doubling here (1GiB)\n"
+         "  expandable_segments:0|1               one growing virtual range, granules committed and\n"
+         "                                        decommitted on demand (0; needs a virtual-memory source)\n"
+         "  expandable_decommit_threshold:SIZE    expandable: decommit free granules when held would\n"
+         "                                        exceed in use by more than this (16MiB)\n"
          "SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.";
 }
 

@@ -17,14 +17,23 @@ std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
     case FailureKind::kLimit:
       return fmt::format(
           "Available memory of {} is smaller than requested bytes of {} (max_mem {} minus held {}, "
-          "of which {} in use; fully free regions were already given back and the check retried)",
+          "of which {} in use; {} already given back and the check retried)",
           f.available, f.needed, FormatBytes(config.max_mem), FormatBytes(stats.bytes_held),
+          FormatBytes(stats.bytes_in_use),
+          config.expandable_segments ? "free granules were" : "fully free regions were");
+    case FailureKind::kReservation:
+      return fmt::format(
+          "the virtual reservation of source '{}' is exhausted, not max_mem: {} reserved, {} of it "
+          "spanned by chunks, {} left, growing needed {} (held {}, of which {} in use)",
+          source_name, FormatBytes(stats.virtual_bytes_reserved), FormatBytes(stats.virtual_bytes_used),
+          FormatBytes(f.available), FormatBytes(f.first_try), FormatBytes(stats.bytes_held),
           FormatBytes(stats.bytes_in_use));
     case FailureKind::kSource: {
       std::string text = fmt::format(
           "Failed to allocate memory for requested buffer of size {}: source '{}' refused {} "
-          "request(s) from {} down to {}, also after free regions were given back",
-          f.needed, source_name, f.attempts, FormatBytes(f.first_try), FormatBytes(f.last_try));
+          "request(s) from {} down to {}, also after {} given back",
+          f.needed, source_name, f.attempts, FormatBytes(f.first_try), FormatBytes(f.last_try),
+          config.expandable_segments ? "free granules were" : "free regions were");
       if (f.capacity) {
         text += fmt::format(" (source free {} of {})", FormatBytes(f.capacity->free_bytes),
                             FormatBytes(f.capacity->total_bytes));
@@ -33,6 +42,9 @@ std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
     }
     case FailureKind::kTooLarge:
       return fmt::format("a request of {} bytes is larger than any arena can serve", f.bytes);
+    case FailureKind::kMetadata:
+      return "the arena's bookkeeping (chunk records, free bins) could not grow: operator new "
+             "failed, e.g. under a ceiling on the host heap";
     case FailureKind::kNone:
       break;
   }
@@ -41,7 +53,20 @@ std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
 
 std::string FailureAdvice(const ArenaFailure& f, const AllocatorStats& stats) {
   std::string advice;
-  if (f.kind == FailureKind::kSource) {
+  if (f.kind == FailureKind::kMetadata) {
+    advice = "Free host memory or raise the host ceiling (MEMARENA_CONF=ceiling:SIZE): the "
+             "arena keeps its chunk records on the host heap.";
+  } else if (f.kind == FailureKind::kReservation) {
+    advice =
+        "Reserve a larger virtual range (HostVirtualMemorySource's reserve_bytes, or the CUDA "
+        "virtual-memory source's reservation); max_mem is not what stopped this request. "
+        "ReleaseUnusedSpans() gives back the address space of a fully free arena.";
+  } else if (f.kind == FailureKind::kSource && stats.virtual_bytes_reserved != 0) {
+    advice =
+        "The memory behind the source is exhausted: free memory held outside this arena, or set "
+        "max_mem below the source's capacity; every free granule of this arena was already "
+        "decommitted.";
+  } else if (f.kind == FailureKind::kSource) {
     advice =
         "The memory source is exhausted: free memory held outside this arena, or set max_mem "
         "below the source's capacity; arena_extend_strategy:kSameAsRequested or a smaller "
@@ -51,7 +76,8 @@ std::string FailureAdvice(const ArenaFailure& f, const AllocatorStats& stats) {
         "Raise max_mem or free memory first; ReleaseUnusedSpans() only helps other arenas, "
         "this one already gave back its free regions.";
   }
-  if (stats.fragmentation > 0.25) {
+  // An expandable arena has no dead tails or separate regions for these knobs to fix.
+  if (stats.fragmentation > 0.25 && stats.virtual_bytes_reserved == 0) {
     advice += fmt::format(
         " Fragmentation is {:.0f}%: arena_extend_strategy:kSameAsRequested, a smaller "
         "max_dead_bytes_per_chunk, or ReleaseUnusedSpans() between runs keeps held memory "

@@ -15,6 +15,8 @@ enum class FailureKind {
   kLimit,     // ORT: "Available memory of X is smaller than requested bytes of Y"
   kSource,    // ORT: "Failed to allocate memory for requested buffer of size Y"
   kTooLarge,  // the request cannot be represented (near the size_t limit)
+  kMetadata,  // the arena's own bookkeeping could not grow (operator new failed)
+  kReservation,  // expandable: the virtual range reserved up front has no room left
 };
 
 struct ArenaFailure {
@@ -26,7 +28,7 @@ struct ArenaFailure {
   std::size_t alignment = 0;
   FailureKind kind = FailureKind::kNone;
   std::size_t needed = 0;       // rounded request plus alignment slack
-  std::size_t available = 0;    // kLimit: what max_mem still allowed
+  std::size_t available = 0;    // kLimit: what max_mem still allowed; kReservation: room left
   std::size_t first_try = 0;    // kSource: the first and last sizes asked of the source
   std::size_t last_try = 0;
   std::size_t attempts = 0;

@@ -6,15 +6,19 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 
 #include "arena/address_map.h"
 #include "arena/arena_failure.h"
 #include "arena/chunk_store.h"
+#include "arena/expandable_space.h"
 #include "arena/growth_policy.h"
 #include "common/format.h"
 #include "common/release_registry.h"
 #include "memarena/arena.h"
+#include "memarena/errors.h"
+#include "memarena/virtual_memory_source.h"
 #include "platform/os.h"
 
 namespace memarena {
@@ -30,8 +34,25 @@ namespace {
 
 constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
 
+// How many fitting free chunks past the best fit an expandable arena looks at for one that
+// needs no commit.
+constexpr int kCommittedLookahead = 8;
+
 std::uintptr_t AlignUp(std::uintptr_t value, std::size_t alignment) {
   return (value + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+}
+
+// The source an expandable arena needs; throws ConfigError naming the key otherwise.
+VirtualMemorySource* ExpandableSource(MemorySource& source, const ArenaConfig& config) {
+  if (!config.expandable_segments) return nullptr;
+  auto* virtual_source = dynamic_cast<VirtualMemorySource*>(&source);
+  if (virtual_source == nullptr) {
+    throw ConfigError(fmt::format(
+        "bad value '1' for key 'expandable_segments': source '{}' is not a VirtualMemorySource "
+        "(use HostVirtualMemorySource, a CUDA virtual-memory source, or expandable_segments:0)",
+        source.name()));
+  }
+  return virtual_source;
 }
 
 [[noreturn]] void DieOnForeignPointer() noexcept {
@@ -50,7 +71,9 @@ struct BfcArena::Impl {
         config(c),
         limit(c.max_mem == 0 ? kUnlimited : c.max_mem),
         growth(c),
-        name(fmt::format("bfc_arena({})", source->name())) {}
+        name(fmt::format("bfc_arena({}{})", source->name(), c.expandable_segments ? ", expandable" : "")) {
+    if (VirtualMemorySource* v = ExpandableSource(*source, c)) space.emplace(*v, stats);
+  }
 
   std::shared_ptr<MemorySource> source;
   std::shared_ptr<StreamFence> fence;
@@ -65,6 +88,10 @@ struct BfcArena::Impl {
   AllocatorStats stats;  // counters; derived fields are filled in by Snapshot()
   bool had_first_region = false;
   std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
+  std::optional<arena::ExpandableSpace> space;  // set when expandable_segments
+  // Expandable: the most bytes in use since start or the last ReleaseUnusedSpans. Held may
+  // stay up to the threshold above it without decommitting (the working set comes back).
+  std::size_t in_use_high_water = 0;
 
   struct Reservation {
     void* ptr = nullptr;
@@ -89,23 +116,120 @@ struct BfcArena::Impl {
     return c.stream == 0 || c.stream == stream || fence->HasCompleted(c.stream, c.fence);
   }
 
+  // Free memory that no stream may still be using: only that may be decommitted.
+  arena::ExpandableSpace::Eligible Settled() const {
+    return [this](const Chunk& c) { return Usable(c, 0); };
+  }
+
+  // Expandable: makes room for committing `extra` more bytes that will hold `in_use_after`
+  // bytes in use, by decommitting free granules outside [keep_begin, keep_end) when held
+  // would cross max_mem or exceed in use by more than the threshold. Fills `failure` when
+  // max_mem still does not allow it.
+  bool MakeRoom(std::size_t extra, std::size_t in_use_after, std::uintptr_t keep_begin,
+                std::uintptr_t keep_end, ArenaFailure& failure) {
+    const std::size_t threshold = config.expandable_decommit_threshold;
+    const std::size_t held_after = stats.bytes_held + extra;
+    const std::size_t over_limit = held_after > limit ? held_after - limit : 0;
+    in_use_high_water = std::max(in_use_high_water, in_use_after);
+    const std::size_t excess = held_after - std::min(held_after, in_use_high_water);
+    const std::size_t over_threshold = excess > threshold ? excess - threshold / 2 : 0;
+    if (over_limit != 0 || over_threshold != 0) {
+      space->DecommitFree(store, Settled(), keep_begin, keep_end, std::max(over_limit, over_threshold));
+    }
+    if (stats.bytes_held + extra > limit) {
+      failure.kind = FailureKind::kLimit;
+      failure.available = AvailableBytes();
+      return false;
+    }
+    return true;
+  }
+
+  // Expandable: commits the holes under [addr, addr + bytes) before it is handed out; when
+  // the source refuses, gives back every other free granule and tries once more.
+  bool Back(std::uintptr_t addr, std::size_t bytes, ArenaFailure& failure) {
+    const std::uintptr_t end = addr + bytes;
+    const std::size_t extra = space->HolesIn(addr, end);
+    if (extra == 0) return true;
+    if (!MakeRoom(extra, stats.bytes_in_use + bytes, addr, end, failure)) return false;
+    if (space->CommitCovering(addr, end)) return true;
+    if (space->DecommitFree(store, Settled(), addr, end, kUnlimited) > 0 &&
+        space->CommitCovering(addr, end)) {
+      return true;
+    }
+    failure.kind = FailureKind::kSource;
+    failure.attempts = 1;
+    failure.first_try = failure.last_try = space->HolesIn(addr, end);
+    failure.capacity = source->Capacity();
+    return false;
+  }
+
   // Best fit, lowest address first, walking up from the request's bin (ORT's FindChunkPtr),
   // skipping chunks that cannot hold an aligned start or are still in flight on a stream.
+  // An expandable arena commits what the chunk lacks first; when that fails it returns
+  // nullptr with `failure` filled in.
   void* FindAndTake(std::size_t rounded, std::size_t bytes, std::size_t alignment,
-                    StreamHandle stream) {
+                    StreamHandle stream, ArenaFailure& failure) {
     const int first = arena::BinForSize(rounded);
-    for (int b = first; b < arena::kNumBins; ++b) {
+    ChunkHandle best = kInvalidChunk;
+    std::size_t best_pad = 0;
+    int looked_past_best = 0;
+    for (int b = first; b < arena::kNumBins && looked_past_best < kCommittedLookahead; ++b) {
       const auto& bin = store.bin(b);
       auto it = b == first ? bin.lower_bound({rounded, 0, 0}) : bin.begin();
-      for (; it != bin.end(); ++it) {
+      for (; it != bin.end() && looked_past_best < kCommittedLookahead; ++it) {
         const Chunk& c = store.at(it->handle);
         const std::size_t pad =
             alignment > kMinAllocationSize ? AlignUp(c.addr, alignment) - c.addr : 0;
         if (c.size < rounded + pad || !Usable(c, stream)) continue;
-        return Take(it->handle, pad, rounded, bytes, stream);
+        // An expandable arena takes a slightly worse fit that needs no commit over the best
+        // fit that does: commits (and the decommits they force) are system calls.
+        if (!space || space->HolesIn(c.addr + pad, c.addr + pad + rounded) == 0) {
+          if (space && !Back(c.addr + pad, rounded, failure)) return nullptr;
+          return Take(it->handle, pad, rounded, bytes, stream);
+        }
+        if (best == kInvalidChunk) {
+          best = it->handle;
+          best_pad = pad;
+        } else {
+          ++looked_past_best;
+        }
       }
     }
-    return nullptr;
+    if (best == kInvalidChunk) return nullptr;
+    const Chunk& c = store.at(best);
+    if (!Back(c.addr + best_pad, rounded, failure)) return nullptr;
+    return Take(best, best_pad, rounded, bytes, stream);
+  }
+
+  // A free chunk whose stream work has completed carries no stream any more, so neighbours
+  // freed on different streams merge (as ONNX Runtime's arena does once their events
+  // completed). Walks every chunk: only on the growth and release paths, never per call.
+  void SettleCompletedFrees() {
+    if (fence == nullptr) return;
+    for (const auto& [base, region] : store.regions()) {
+      for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+        Chunk& c = store.at(h);
+        if (c.in_use || c.stream == 0 || !fence->HasCompleted(c.stream, c.fence)) continue;
+        c.stream = 0;
+        c.fence = 0;
+        store.RemoveFree(h);
+        h = store.Coalesce(h);
+        store.InsertFree(h);
+      }
+    }
+  }
+
+  // ReleaseUnusedSpans and ReleaseAllUnusedRegions: settle, give back, restart growth.
+  std::size_t Release(bool include_pinned) {
+    std::lock_guard<std::mutex> lock(mutex);
+    SettleCompletedFrees();
+    std::size_t released = ReleaseFreeRegions(include_pinned);
+    if (space) {  // expandable: every free granule goes back too
+      released += space->DecommitFree(store, Settled(), 0, 0, kUnlimited);
+      in_use_high_water = stats.bytes_in_use;
+    }
+    growth.ResetAfterShrink();
+    return released;
   }
 
   void* Take(ChunkHandle h, std::size_t pad, std::size_t rounded, std::size_t bytes,
@@ -118,10 +242,11 @@ struct BfcArena::Impl {
       store.InsertFree(h);
       h = aligned;
     }
-    // ORT's split rule; a chunk exactly the request's size is never split.
+    // ORT's split rule; a chunk exactly the request's size is never split. An expandable
+    // arena always splits: the free rest can be decommitted, so it is never dead weight.
     const std::size_t size = store.at(h).size;
-    if (size > rounded &&
-        (size >= rounded * 2 || size - rounded >= config.max_dead_bytes_per_chunk)) {
+    if (size > rounded && (space || size >= rounded * 2 ||
+                           size - rounded >= config.max_dead_bytes_per_chunk)) {
       store.Split(h, rounded);
     }
     Chunk& c = store.at(h);
@@ -184,23 +309,25 @@ struct BfcArena::Impl {
       const auto current = it++;
       if ((current->second.pinned && !include_pinned) || !FullyFree(current->second)) continue;
       const std::size_t size = current->second.size;
+      const std::size_t held = space ? space->ForgetRegion(current->first, size) : size;
       const std::vector<arena::Piece> pieces =
           store.RemoveRegion(store.RegionOf(current->first));
       for (const arena::Piece& p : pieces) source->Release(reinterpret_cast<void*>(p.addr), p.size);
-      stats.bytes_held -= size;
-      stats.bytes_released += size;
+      stats.bytes_held -= held;
+      stats.bytes_released += held;
       stats.num_releases += pieces.size();
       stats.num_arena_extensions -= pieces.size();
       ++stats.num_arena_shrinkages;
-      released += size;
+      released += held;
     }
     return released;
   }
 
-  // Beyond ORT: under kSameAsRequested on a contiguously growing source, the free chunk at
-  // the end of the newest range will merge with the next one, so only the rest is needed.
+  // Beyond ORT: under kSameAsRequested (or expandable) on a contiguously growing source, the
+  // free chunk at the end of the newest range will merge with the next one, so only the
+  // rest is needed.
   std::size_t FreeTailBytes(std::size_t alignment) {
-    if (config.arena_extend_strategy != ArenaExtendStrategy::kSameAsRequested ||
+    if ((config.arena_extend_strategy != ArenaExtendStrategy::kSameAsRequested && !space) ||
         !source->GrowsContiguously() || last_piece_end == 0 || alignment > kMinAllocationSize) {
       return 0;
     }
@@ -216,6 +343,7 @@ struct BfcArena::Impl {
   // ORT's Extend, plus TF's release-and-retry before failing. Fills `failure` on failure.
   // With `use_tail`, bytes already free at the end of the newest range count toward `needed`.
   bool Extend(std::size_t needed, std::size_t alignment, bool use_tail, ArenaFailure& failure) {
+    if (space) return ExtendExpandable(needed, alignment, use_tail, failure);
     std::size_t available = AvailableBytes();
     if (needed > available) {
       ReleaseFreeRegions(/*include_pinned=*/true);
@@ -254,11 +382,55 @@ struct BfcArena::Impl {
     }
     const bool pinned =
         config.arena_extend_strategy == ArenaExtendStrategy::kNextPowerOfTwo && !had_first_region;
+    try {
+      store.AddPiece(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes,
+                     source->MergesAdjacent() && !pinned, pinned);
+    } catch (const std::bad_alloc&) {  // AddPiece changed nothing: the range goes back
+      source->Release(r.ptr, r.bytes);
+      growth = before;
+      failure.kind = FailureKind::kMetadata;
+      return false;
+    }
     had_first_region = true;
-    store.AddPiece(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes,
-                   source->MergesAdjacent() && !pinned, pinned);
     last_piece_end = reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes;
     stats.bytes_held += r.bytes;
+    stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
+    ++stats.num_arena_extensions;
+    ++stats.num_arena_extensions_total;
+    return true;
+  }
+
+  // Expandable growth: exactly what the free tail lacks, rounded to the granularity, at the
+  // end of the range. Refusals say whether the reservation, max_mem or the source ran out.
+  bool ExtendExpandable(std::size_t needed, std::size_t alignment, bool use_tail,
+                        ArenaFailure& failure) {
+    std::size_t tail = use_tail ? FreeTailBytes(alignment) : 0;
+    if (tail >= needed) tail = 0;
+    const std::size_t granule = space->granularity();
+    const std::size_t grow = (needed - tail + granule - 1) / granule * granule;
+    const std::uintptr_t tail_begin = last_piece_end - tail;
+    const std::size_t tail_holes = tail == 0 ? 0 : space->HolesIn(tail_begin, last_piece_end);
+    if (!MakeRoom(grow + tail_holes, stats.bytes_in_use + needed, tail_begin, last_piece_end,
+                  failure)) {
+      return false;
+    }
+    void* p = ReserveOnce(grow);
+    if (p == nullptr && space->DecommitFree(store, Settled(), tail_begin, last_piece_end, kUnlimited) > 0) {
+      p = ReserveOnce(grow);
+    }
+    if (p == nullptr) {
+      const VirtualMemoryStats v = static_cast<VirtualMemorySource&>(*source).VirtualStats();
+      failure.kind = v.reserved_bytes - v.used_bytes < grow ? FailureKind::kReservation
+                                                              : FailureKind::kSource;
+      failure.attempts = 1;
+      failure.first_try = failure.last_try = grow;
+      failure.available = v.reserved_bytes - v.used_bytes;
+      failure.capacity = source->Capacity();
+      return false;
+    }
+    store.AddPiece(reinterpret_cast<std::uintptr_t>(p), grow, /*merge=*/true, /*pinned=*/false);
+    last_piece_end = reinterpret_cast<std::uintptr_t>(p) + grow;
+    stats.bytes_held += grow;
     stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
     ++stats.num_arena_extensions;
     return true;
@@ -275,6 +447,9 @@ struct BfcArena::Impl {
     c.stream = stream;
     c.fence = stream != 0 ? fence->Record(stream) : 0;
     store.InsertFree(store.Coalesce(h));
+    // Best effort: keep bookkeeping in reserve for the next request (and for the next free,
+    // which otherwise leaves its chunk out of the bins when operator new fails).
+    store.ReserveMetadata();
   }
 
   ChunkHandle Lookup(const void* ptr) const {
@@ -284,11 +459,16 @@ struct BfcArena::Impl {
   AllocatorStats Snapshot() const {
     AllocatorStats s = stats;
     s.limit_bytes = config.max_mem;
-    s.largest_free_block = store.LargestFree();
+    s.largest_free_block = space ? space->LargestCommittedFree(store) : store.LargestFree();
     const std::size_t free_bytes = s.bytes_held - s.bytes_in_use;
     s.fragmentation = free_bytes == 0 ? 0.0
                                       : 1.0 - static_cast<double>(s.largest_free_block) /
                                                   static_cast<double>(free_bytes);
+    if (space) {
+      space->FillStats(s);
+      s.bytes_releasable = space->Decommittable(store, Settled());
+      return s;
+    }
     for (const auto& [base, region] : store.regions()) {
       if (!region.pinned && FullyFree(region)) s.bytes_releasable += region.size;
     }
@@ -328,12 +508,31 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
     failure.kind = FailureKind::kTooLarge;
   } else {
     const std::size_t rounded = arena::RoundedBytes(bytes);
-    if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+    // What this request may need of the bookkeeping is allocated first: past this point
+    // nothing allocates, so a refused operator new is a counted OOM, not std::terminate.
+    // Without a full reserve a free chunk may still be taken, but the arena does not grow.
+    const bool reserved = m.store.ReserveMetadata();
+    const bool map_ready = m.in_use.ReserveOneMore();
     failure.needed = rounded + m.AlignmentSlack(alignment);
+    if (map_ready && (reserved || m.store.CanTakeWithoutAllocating())) {
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream, failure)) return p;
+    }
+    // Neighbours freed on other streams whose work has completed merge now: try once more.
+    if (map_ready && reserved && failure.kind == FailureKind::kNone) {
+      m.SettleCompletedFrees();
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream, failure)) return p;
+    }
+    if (!reserved || !map_ready) {
+      failure.kind = FailureKind::kMetadata;
+      ++m.stats.num_ooms;
+      arena::ThreadLastFailure() = failure;
+      return nullptr;
+    }
     // A tail-sized extension that did not land next to the tail is followed by a full one.
     for (bool use_tail : {true, false}) {
+      if (failure.kind != FailureKind::kNone) break;
       if (!m.Extend(failure.needed, alignment, use_tail, failure)) break;
-      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream)) return p;
+      if (void* p = m.FindAndTake(rounded, bytes, alignment, stream, failure)) return p;
     }
   }
   ++m.stats.num_ooms;
@@ -386,12 +585,9 @@ void BfcArena::ResetPeakStats() {
   s.peak_bytes_held = s.bytes_held;
 }
 
-std::size_t BfcArena::ReleaseUnusedSpans() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  const std::size_t released = impl_->ReleaseFreeRegions(/*include_pinned=*/false);
-  impl_->growth.ResetAfterShrink();
-  return released;
-}
+std::size_t BfcArena::ReleaseUnusedSpans() { return impl_->Release(/*include_pinned=*/false); }
+
+std::size_t BfcArena::ReleaseAllUnusedRegions() { return impl_->Release(/*include_pinned=*/true); }
 
 AllocatorKind BfcArena::kind() const noexcept { return impl_->source->kind(); }
 

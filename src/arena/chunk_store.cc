@@ -2,6 +2,8 @@
 // with regions keyed by address so adjacent ones can merge).
 #include "arena/chunk_store.h"
 
+#include <algorithm>
+
 #include <bit>
 #include <iterator>
 
@@ -27,6 +29,7 @@ ChunkHandle ChunkStore::NewChunk() {
   if (free_handles_ != kInvalidChunk) {
     const ChunkHandle h = free_handles_;
     free_handles_ = chunks_[h].next;
+    --num_free_handles_;
     chunks_[h] = Chunk{};
     return h;
   }
@@ -38,17 +41,56 @@ void ChunkStore::DeleteChunk(ChunkHandle h) {
   chunks_[h] = Chunk{};
   chunks_[h].next = free_handles_;
   free_handles_ = h;
+  ++num_free_handles_;
 }
 
-void ChunkStore::InsertFree(ChunkHandle h) {
-  Chunk& c = chunks_[h];
-  c.bin = BinForSize(c.size);
-  bins_[static_cast<std::size_t>(c.bin)].insert(FreeKey{c.size, c.addr, h});
+bool ChunkStore::ReserveMetadata() noexcept {
+  try {
+    if (chunks_.capacity() - chunks_.size() + num_free_handles_ < kSpareChunks) {
+      chunks_.reserve(std::max(2 * chunks_.capacity(), chunks_.size() + kSpareChunks));
+    }
+    if (num_spare_nodes_ >= kMinSpareNodes) return true;
+    while (num_spare_nodes_ < kSpareNodes) {
+      Bin scratch;
+      scratch.insert(FreeKey{0, 0, kInvalidChunk});
+      spare_nodes_[num_spare_nodes_++] = scratch.extract(scratch.begin());
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
-void ChunkStore::RemoveFree(ChunkHandle h) {
+void ChunkStore::InsertFree(ChunkHandle h) noexcept {
   Chunk& c = chunks_[h];
-  bins_[static_cast<std::size_t>(c.bin)].erase(FreeKey{c.size, c.addr, h});
+  const int bin = BinForSize(c.size);
+  Bin& target = bins_[static_cast<std::size_t>(bin)];
+  const FreeKey key{c.size, c.addr, h};
+  if (num_spare_nodes_ > 0) {
+    Bin::node_type node = std::move(spare_nodes_[--num_spare_nodes_]);
+    node.value() = key;
+    target.insert(std::move(node));
+  } else {
+    try {
+      target.insert(key);
+    } catch (...) {
+      c.bin = -1;  // an orphan free chunk (see the header)
+      return;
+    }
+  }
+  c.bin = bin;
+}
+
+void ChunkStore::RemoveFree(ChunkHandle h) noexcept {
+  Chunk& c = chunks_[h];
+  if (c.bin >= 0) {
+    Bin& bin = bins_[static_cast<std::size_t>(c.bin)];
+    const auto it = bin.find(FreeKey{c.size, c.addr, h});
+    if (it != bin.end()) {
+      Bin::node_type node = bin.extract(it);
+      if (num_spare_nodes_ < kSpareNodes) spare_nodes_[num_spare_nodes_++] = std::move(node);
+    }
+  }
   c.bin = -1;
 }
 
@@ -122,27 +164,39 @@ void ChunkStore::JoinRegions(RegionMap::iterator low, RegionMap::iterator high) 
 }
 
 ChunkHandle ChunkStore::AddPiece(std::uintptr_t addr, std::size_t size, bool merge, bool pinned) {
-  const ChunkHandle h = NewChunk();
-  chunks_[h].addr = addr;
-  chunks_[h].size = size;
+  // Every allocation comes before the store changes (pieces vectors sized for the joins,
+  // the region's map node), so a std::bad_alloc leaves the store as it was.
+  const bool joins = merge && !pinned;
+  auto high = joins ? regions_.find(addr + size) : regions_.end();
+  if (high != regions_.end() && high->second.pinned) high = regions_.end();
+  auto low = regions_.lower_bound(addr);
+  if (!joins || low == regions_.begin()) {
+    low = regions_.end();
+  } else {
+    --low;
+    if (low->first + low->second.size != addr || low->second.pinned) low = regions_.end();
+  }
+  const std::size_t high_pieces = high != regions_.end() ? high->second.pieces.size() : 0;
   Region region;
   region.size = size;
-  region.head = h;
-  region.tail = h;
   region.pinned = pinned;
+  region.pieces.reserve(1 + high_pieces);
   region.pieces.push_back(Piece{addr, size});
-  auto it = regions_.emplace(addr, std::move(region)).first;
-  if (merge && !pinned) {
-    if (it != regions_.begin()) {
-      auto low = std::prev(it);
-      if (low->first + low->second.size == addr && !low->second.pinned) {
-        JoinRegions(low, it);
-        it = low;
-      }
-    }
-    auto high = regions_.find(addr + size);
-    if (high != regions_.end() && !high->second.pinned) JoinRegions(it, high);
+  if (low != regions_.end()) low->second.pieces.reserve(low->second.pieces.size() + 1 + high_pieces);
+  if (chunks_.capacity() == chunks_.size() && free_handles_ == kInvalidChunk) {
+    chunks_.reserve(std::max<std::size_t>(2 * chunks_.capacity(), 16));
   }
+  auto it = regions_.emplace(addr, std::move(region)).first;
+  const ChunkHandle h = NewChunk();  // capacity reserved above: cannot throw
+  chunks_[h].addr = addr;
+  chunks_[h].size = size;
+  it->second.head = h;
+  it->second.tail = h;
+  if (low != regions_.end()) {
+    JoinRegions(low, it);
+    it = low;
+  }
+  if (high != regions_.end()) JoinRegions(it, high);
   const ChunkHandle merged = Coalesce(h);
   InsertFree(merged);
   return merged;

@@ -75,8 +75,20 @@ class ChunkStore {
   // and coalesces with a free neighbour. Returns the free chunk now covering the range.
   ChunkHandle AddPiece(std::uintptr_t addr, std::size_t size, bool merge, bool pinned);
 
-  void InsertFree(ChunkHandle h);
-  void RemoveFree(ChunkHandle h);
+  // Allocates ahead what one allocation or free may need (chunk records and bin nodes), so
+  // that the operation itself cannot allocate. False when operator new refused; what was
+  // already reserved stays.
+  bool ReserveMetadata() noexcept;
+  // Whether what is reserved covers taking a free chunk (two splits), with no extension.
+  bool CanTakeWithoutAllocating() const noexcept {
+    return num_spare_nodes_ >= 2 && chunks_.capacity() - chunks_.size() + num_free_handles_ >= 2;
+  }
+
+  // Puts a free chunk in its bin with a spare node. Without one, and when a fresh node
+  // cannot be had, the chunk stays out of the bins (bin -1): still free, found again when a
+  // neighbour coalesces with it or its region is released. Never throws.
+  void InsertFree(ChunkHandle h) noexcept;
+  void RemoveFree(ChunkHandle h) noexcept;
 
   // Cuts chunk `h` (not in a bin) at `bytes`; the rest becomes a free chunk in its bin.
   void Split(ChunkHandle h, std::size_t bytes);
@@ -100,8 +112,17 @@ class ChunkStore {
   void Merge(ChunkHandle h1, ChunkHandle h2);  // h2 follows h1; h2 is deleted
   void JoinRegions(RegionMap::iterator low, RegionMap::iterator high);
 
+  // An allocation inserts at most 4 free chunks (an extension per try, a front pad, a split
+  // tail); a free at most 1. Refills go to kSpareNodes, so most calls allocate nothing.
+  static constexpr int kMinSpareNodes = 4;
+  static constexpr int kSpareNodes = 8;
+  static constexpr std::size_t kSpareChunks = 4;
+
   std::vector<Chunk> chunks_;
+  Bin::node_type spare_nodes_[kSpareNodes];
+  int num_spare_nodes_ = 0;
   ChunkHandle free_handles_ = kInvalidChunk;  // recycled handles, linked through Chunk::next
+  std::size_t num_free_handles_ = 0;
   Bin bins_[kNumBins];
   RegionMap regions_;  // by base address
 };

@@ -53,11 +53,24 @@ std::size_t ParseSize(std::string_view key, std::string_view value) {
         throw ConfigError(fmt::format("bad value '{}' for key '{}': the size overflows 64 bits",
                                       value, key));
       }
-      return static_cast<std::size_t>(number) << unit.shift;
+      const std::size_t bytes = static_cast<std::size_t>(number) << unit.shift;
+      CheckSizeRange(key, bytes, 0);
+      return bytes;
     }
   }
   throw ConfigError(fmt::format("bad value '{}' for key '{}': unknown suffix '{}'; expected {}",
                                 value, key, suffix, kSizeForm));
+}
+
+void CheckSizeRange(std::string_view key, std::size_t bytes, std::size_t min) {
+  if (bytes >= min && bytes <= kMaxConfigBytes) return;
+  const std::string lower = min == 0   ? std::string("a size")
+                            : min == 1 ? std::string("a positive size")
+                                       : fmt::format("a size of at least {}", min);
+  throw ConfigError(fmt::format(
+      "bad value '{}' for key '{}': expected {} of at most 256TiB ({} bytes, the largest "
+      "address space a request could use)",
+      bytes, key, lower, kMaxConfigBytes));
 }
 
 double ParseRatio(std::string_view key, std::string_view value, double min_exclusive,

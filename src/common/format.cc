@@ -5,6 +5,7 @@
 
 #include "memarena/allocator.h"
 #include "memarena/stats.h"
+#include "platform/os.h"
 #include "platform/stack.h"
 
 namespace memarena {
@@ -27,8 +28,36 @@ std::string LimitText(std::size_t limit) {
 }
 }  // namespace
 
+namespace {
+
+// The summary tcmalloc and jemalloc put first: whose numbers these are, what the process
+// holds, and where the held bytes that are not in use sit.
+std::string StatsSummary(const AllocatorStats& s) {
+  char command[256];
+  platform::ProcessCommandLine(command, sizeof command);
+  std::string out = fmt::format("  pid {}  command: {}\n", platform::ProcessId(), command);
+  out += fmt::format("  RSS {}; in use {} of held {} (limit {})\n",
+                     FormatBytes(platform::ResidentBytes()), FormatBytes(s.bytes_in_use),
+                     FormatBytes(s.bytes_held), LimitText(s.limit_bytes));
+  if (s.num_size_classes != 0) {
+    const std::size_t accounted = s.bytes_in_use + s.bytes_in_thread_caches +
+                                  s.bytes_in_central_lists + s.bytes_releasable;
+    const std::size_t other = s.bytes_held > accounted ? s.bytes_held - accounted : 0;
+    out += fmt::format(
+        "  held not in use: thread caches {}, central lists {}, free spans {}, unused span "
+        "tails {}; metadata {} (outside held)\n",
+        FormatBytes(s.bytes_in_thread_caches), FormatBytes(s.bytes_in_central_lists),
+        FormatBytes(s.bytes_releasable), FormatBytes(other), FormatBytes(s.bytes_metadata));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name) {
   std::string out = fmt::format("memarena stats: {}\n", allocator_name);
+  out += StatsSummary(s);
+  out += "  detail:\n";
   auto row = [&out](std::string_view label, const std::string& now, const std::string& peak) {
     out += fmt::format("  {:<22} {:>14} {:>14}\n", label, now, peak);
   };
@@ -47,6 +76,11 @@ std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name
     out += fmt::format("  arena extensions {}  shrinkages {}  max alloc {}\n",
                        s.num_arena_extensions, s.num_arena_shrinkages,
                        FormatBytes(s.max_alloc_size));
+  }
+  if (s.virtual_bytes_reserved != 0) {
+    out += fmt::format("  virtual reserved {}  spanned {}  commits {}  decommits {} ({})\n",
+                       FormatBytes(s.virtual_bytes_reserved), FormatBytes(s.virtual_bytes_used),
+                       s.num_commits, s.num_decommits, FormatBytes(s.bytes_decommitted));
   }
   if (s.num_size_classes != 0) {
     out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", "class", "allocs", "frees", "in use");

@@ -67,10 +67,26 @@ constexpr std::array kMetrics = {
            "Bytes given back to the OS or device.", MEMARENA_INT(bytes_released)},
     Metric{"num_ooms", "ooms_total", MetricType::kCounter, "Failed allocations.",
            MEMARENA_INT(num_ooms)},
-    Metric{"num_arena_extensions", "arena_extensions_total", MetricType::kCounter,
-           "Arena growth steps.", MEMARENA_INT(num_arena_extensions)},
+    // ORT's num_arena_extensions falls when a shrink returns a region: it is a gauge. A
+    // Prometheus counter must never decrease, so the total is exported on its own.
+    Metric{"num_arena_extensions", "arena_extensions", MetricType::kGauge,
+           "Arena growth steps whose regions are still held.", MEMARENA_INT(num_arena_extensions)},
+    Metric{"num_arena_extensions_total", "arena_extensions_total", MetricType::kCounter,
+           "Arena growth steps ever taken.", MEMARENA_INT(num_arena_extensions_total)},
     Metric{"num_arena_shrinkages", "arena_shrinkages_total", MetricType::kCounter,
            "Releases that shrank an arena.", MEMARENA_INT(num_arena_shrinkages)},
+    Metric{"virtual_bytes_reserved", "virtual_reserved_bytes", MetricType::kGauge,
+           "Expandable arena: virtual address space reserved up front.",
+           MEMARENA_INT(virtual_bytes_reserved)},
+    Metric{"virtual_bytes_used", "virtual_used_bytes", MetricType::kGauge,
+           "Expandable arena: the part of the reservation its chunks span.",
+           MEMARENA_INT(virtual_bytes_used)},
+    Metric{"num_commits", "commits_total", MetricType::kCounter,
+           "Expandable arena: granule runs given memory.", MEMARENA_INT(num_commits)},
+    Metric{"num_decommits", "decommits_total", MetricType::kCounter,
+           "Expandable arena: granule runs whose memory went back.", MEMARENA_INT(num_decommits)},
+    Metric{"bytes_decommitted", "decommitted_bytes_total", MetricType::kCounter,
+           "Expandable arena: bytes decommitted.", MEMARENA_INT(bytes_decommitted)},
 };
 
 #undef MEMARENA_INT

@@ -9,10 +9,12 @@
 #include <array>
 #include <atomic>
 
+#include "common/asan.h"
 #include "host/central_cache.h"
 #include "host/check.h"
 #include "host/heap_sampler.h"
 #include "host/host_api.h"
+#include "host/invalid_free.h"
 #include "host/meta_pool.h"
 #include "host/page_heap.h"
 #include "host/pagemap.h"
@@ -61,6 +63,9 @@ constinit Registry g_registry;
 // ReleaseUnusedSpans, a new thread_cache_bytes).
 constinit std::atomic<std::uint64_t> g_flush_epoch{0};
 constinit std::atomic<std::size_t> g_thread_cache_bytes{kDefaultThreadCacheBytes};
+// Free committed bytes memarena::ReleaseUnusedSpans() leaves in place, so a test suite that
+// releases after every test does not fault the same pages in again (release_keep).
+constinit std::atomic<std::size_t> g_release_keep{0};
 
 // In-use accounting for peaks: small objects are folded in from thread caches at their
 // slow paths (exact to within what the caches hold); large spans count at once.
@@ -225,6 +230,7 @@ void ThreadExitHook(void* arg) {
 }
 
 ThreadCache* CreateThreadCache() noexcept {
+  InitFreeKey();  // before any object can be freed through a cache
   ThreadCache* tc = g_cache_pool.New();
   if (tc == nullptr) return nullptr;
   tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
@@ -259,6 +265,8 @@ void* AllocateUncached(std::size_t cls, Failure* failure) noexcept {
   void* head = nullptr;
   void* tail = nullptr;
   if (g_central.Remove(cls, 1, &head, &tail, failure) == 0) return nullptr;
+  common::UnpoisonForUse(head, kSizes[cls]);
+  MarkWord(head) = 0;
   g_registry.allocs[cls].fetch_add(1, std::memory_order_relaxed);
   g_registry.net_out[cls].fetch_add(1, std::memory_order_relaxed);
   g_small_in_use.fetch_add(static_cast<std::int64_t>(kSizes[cls]), std::memory_order_relaxed);
@@ -287,7 +295,9 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     AddOwned<std::int64_t>(tc->net_out[cls], got);
   }
   void* object = list.head;
+  common::UnpoisonForUse(object, kSizes[cls]);
   list.head = NextObject(object);
+  MarkWord(object) = 0;
   AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
   AddOwned<std::uint64_t>(tc->allocs[cls], 1);
   Fold(tc, cls);
@@ -388,11 +398,27 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alig
   Fold(tc, cls);
 }
 
+// Why a pointer whose page has no size class is not a live large block: its page's span
+// is free (a double free, while the block's record still covers it), or it points inside
+// a block or outside the heap.
+[[gnu::cold]] Misuse LargeMisuse(const void* ptr, const Span* span) noexcept {
+  if (span == nullptr) return Misuse::kForeignFree;
+  const std::uintptr_t page = Pagemap::PageOf(ptr);
+  const bool covers = page >= span->first_page && page <= span->LastPage();
+  if (covers && span->state != SpanState::kInUse) return Misuse::kDoubleFree;
+  if (covers && span->size_class == 0) return Misuse::kInteriorFree;
+  return g_page_heap.Reserved(page) ? Misuse::kInteriorFree : Misuse::kForeignFree;
+}
+
+bool IsLiveLargeStart(const void* ptr, const Span* span) noexcept {
+  return span != nullptr && span->state == SpanState::kInUse && span->size_class == 0 &&
+         span->Start() == ptr;
+}
+
 void FreeLarge(void* ptr) noexcept {
   Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
-  if (span == nullptr || span->state != SpanState::kInUse || span->size_class != 0 ||
-      span->Start() != ptr) {
-    if (kChecked) HeapCorrupted("free of a pointer the host heap did not hand out");
+  if (!IsLiveLargeStart(ptr, span)) [[unlikely]] {
+    ReportInvalidFree(ptr, LargeMisuse(ptr, span), "free", 0);
     return;
   }
   if (span->sampled) {
@@ -403,11 +429,40 @@ void FreeLarge(void* ptr) noexcept {
   watermarks::Check();
 }
 
-[[gnu::noinline]] void FreeSlow(void* ptr, std::size_t cls) noexcept {
+// A small object whose free failed the fast path's check: not at an object start, or
+// already carrying its freed mark.
+[[gnu::cold, gnu::noinline]] void RejectSmallFree(void* ptr, unsigned entry,
+                                                  std::size_t cls) noexcept {
+  const Misuse misuse =
+      IsObjectStart(ptr, entry, cls) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
+  ReportInvalidFree(ptr, misuse, "free", cls);
+}
+
+// The checks every small free makes: two compares and a multiply on a line free touches
+// anyway. True when `ptr` may be freed; it then carries its freed mark.
+inline bool AcceptSmallFree(void* ptr, unsigned entry, std::size_t cls) noexcept {
+  const std::uintptr_t mark = FreedMark(ptr);
+  if (!IsObjectStart(ptr, entry, cls) || MarkWord(ptr) == mark) [[unlikely]] {
+    RejectSmallFree(ptr, entry, cls);
+    return false;
+  }
+  MarkWord(ptr) = mark;
+  // ASAN builds: all but the link and the mark (the heap's own words) is off limits until
+  // the object is handed out again, so a use after free is reported.
+  if constexpr (common::kAsan) {
+    common::PoisonFree(static_cast<char*>(ptr) + 16, kSizes[cls] - 16);
+  }
+  return true;
+}
+
+[[gnu::noinline]] void FreeSlow(void* ptr, unsigned entry) noexcept {
+  const std::size_t cls = entry & Pagemap::kClassMask;
   if (cls == 0) {
     FreeLarge(ptr);
     return;
   }
+  InitFreeKey();  // a thread without a cache may free before any cache exists
+  if (!AcceptSmallFree(ptr, entry, cls)) return;
   ThreadCache* tc = CurrentCache();
   if (tc == nullptr) {
     NextObject(ptr) = nullptr;
@@ -439,7 +494,9 @@ MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignmen
       const std::int64_t sample_left = tc->sample_left - static_cast<std::int64_t>(bytes);
       if (object != nullptr && sample_left >= 0) [[likely]] {
         tc->sample_left = sample_left;
+        if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
         list.head = NextObject(object);
+        MarkWord(object) = 0;  // no longer free: a later free of it is legitimate
         AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
         AddOwned<std::uint64_t>(tc->allocs[cls], 1);
         return object;
@@ -456,9 +513,11 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
 
 void Free(void* ptr) noexcept {
   if (ptr == nullptr) return;
-  const std::size_t cls = g_pagemap.ClassOf(ptr);
+  const unsigned entry = g_pagemap.EntryOf(ptr);
+  const std::size_t cls = entry & Pagemap::kClassMask;
   ThreadCache* tc = t_cache;
   if (cls != 0 && tc != nullptr) [[likely]] {
+    if (!AcceptSmallFree(ptr, entry, cls)) [[unlikely]] return;
     ThreadCache::List& list = tc->lists[cls];
     NextObject(ptr) = list.head;
     list.head = ptr;
@@ -467,19 +526,36 @@ void Free(void* ptr) noexcept {
     if (length > list.max_length) [[unlikely]] FreeOverflow(tc, cls);
     return;
   }
-  FreeSlow(ptr, cls);
+  FreeSlow(ptr, entry);
 }
 
 std::size_t UsableSize(const void* ptr) noexcept {
   if (ptr == nullptr) return 0;
-  if (const std::size_t cls = g_pagemap.ClassOf(ptr)) return kSizes[cls];
+  const unsigned entry = g_pagemap.EntryOf(ptr);
+  if (const std::size_t cls = entry & Pagemap::kClassMask) {
+    const bool live = IsObjectStart(ptr, entry, cls) && MarkWord(ptr) != FreedMark(ptr);
+    return live ? kSizes[cls] : 0;
+  }
   const Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
-  if (span == nullptr || span->state != SpanState::kInUse) return 0;
-  return span->Bytes() - static_cast<std::size_t>(static_cast<const char*>(ptr) - span->Start());
+  return IsLiveLargeStart(ptr, span) ? span->Bytes() : 0;
+}
+
+void ReportInvalidPointer(const void* ptr, const char* operation) noexcept {
+  const unsigned entry = g_pagemap.EntryOf(ptr);
+  const std::size_t cls = entry & Pagemap::kClassMask;
+  if (cls != 0) {
+    const Misuse misuse =
+        IsObjectStart(ptr, entry, cls) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
+    ReportInvalidFree(ptr, misuse, operation, cls);
+    return;
+  }
+  ReportInvalidFree(ptr, LargeMisuse(ptr, g_pagemap.Get(Pagemap::PageOf(ptr))), operation, 0);
 }
 
 bool Owns(const void* ptr) noexcept {
-  return ptr != nullptr && g_pagemap.Get(Pagemap::PageOf(ptr)) != nullptr;
+  if (ptr == nullptr) return false;
+  const std::uintptr_t page = Pagemap::PageOf(ptr);
+  return g_pagemap.Get(page) != nullptr || g_page_heap.Reserved(page);
 }
 
 void FlushThreadCache() noexcept {
@@ -487,7 +563,9 @@ void FlushThreadCache() noexcept {
 }
 
 void ApplyConfig(const HostConfig& config) {
+  SetInvalidFreeAction(config.on_invalid_free);
   g_thread_cache_bytes.store(config.thread_cache_bytes, std::memory_order_relaxed);
+  SetReleaseKeep(config.release_keep);
   g_page_heap.SetReleaseRatio(config.release_threshold_ratio);
   if (!SetCeiling(config.ceiling)) {
     const std::string message = fmt::format(
@@ -502,15 +580,21 @@ void ApplyConfig(const HostConfig& config) {
 
 // ---- heap.h -------------------------------------------------------------------------------
 
-std::size_t ReleaseUnused() noexcept {
+std::size_t ReleaseUnused(std::size_t keep_bytes) noexcept {
   if (ThreadCache* tc = t_cache) FlushAll(tc);
   const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
   g_central.Drain();
-  const std::size_t released = g_page_heap.ReleaseFree();
+  const std::size_t released = g_page_heap.ReleaseFree(keep_bytes);
   watermarks::Check();
   return released;
 }
+
+void SetReleaseKeep(std::size_t bytes) noexcept {
+  g_release_keep.store(bytes, std::memory_order_relaxed);
+}
+
+std::size_t ReleaseKeep() noexcept { return g_release_keep.load(std::memory_order_relaxed); }
 
 bool SetCeiling(std::size_t bytes) noexcept {
   if (g_page_heap.TrySetCeiling(bytes)) return true;
@@ -595,6 +679,9 @@ AllocatorStats Stats() noexcept {
   s.bytes_released = heap.bytes_released;
   s.num_ooms = g_ooms.load(std::memory_order_relaxed);
   s.max_alloc_size = std::max(largest_class_used, heap.max_large_request);
+  s.bytes_in_thread_caches = cached;
+  s.bytes_in_central_lists = central_free;
+  s.bytes_metadata = MetaBytes();
   return s;
 }
 

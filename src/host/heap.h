@@ -15,8 +15,13 @@ AllocatorStats Stats() noexcept;
 void ResetPeaks() noexcept;
 
 // Flushes the calling thread's cache, asks every other thread cache to flush at its next
-// slow path, and decommits every free span. Returns the bytes given back to the OS.
-std::size_t ReleaseUnused() noexcept;
+// slow path, and decommits free spans until at most `keep_bytes` of them stay committed.
+// Returns the bytes given back to the OS.
+std::size_t ReleaseUnused(std::size_t keep_bytes = 0) noexcept;
+
+// The warm working set memarena::ReleaseUnusedSpans() keeps committed (release_keep).
+void SetReleaseKeep(std::size_t bytes) noexcept;
+std::size_t ReleaseKeep() noexcept;
 
 // Sets the ceiling on held bytes (0 = none), releasing free memory first if needed.
 // False (nothing changed) when more than `bytes` stays held.

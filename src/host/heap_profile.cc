@@ -93,7 +93,7 @@ void WriteHeapProfile(const std::string& path) {
         "WriteHeapProfile('{}'): heap sampling is off; turn it on first with "
         "memarena::SetHeapSampleInterval or MEMARENA_CONF=heap_profile:PATH", path));
   }
-  const std::string expanded = common::ExpandPidPattern(path, platform::ProcessId());
+  const std::string expanded = common::ExpandPidPattern(path, static_cast<int>(platform::ProcessId()));
   const std::string text = FormatProfile(GroupByStack(host::sampler::Snapshot(), mean));
   const int fd = platform::OpenForWrite(expanded.c_str());
   if (fd < 0) {

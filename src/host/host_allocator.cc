@@ -84,7 +84,14 @@ std::size_t Ceiling() noexcept {
 
 std::size_t ReleaseUnusedSpans() {
   HostAllocator();
-  return host::ReleaseUnused() + common::ReleaseAllRegistered();
+  return host::ReleaseUnused(host::ReleaseKeep()) + common::ReleaseAllRegistered();
 }
+
+void SetReleaseKeep(std::size_t bytes) {
+  HostAllocator();  // so a later first use does not overwrite it with MEMARENA_CONF's value
+  host::SetReleaseKeep(bytes);
+}
+
+std::size_t ReleaseKeep() noexcept { return host::ReleaseKeep(); }
 
 }  // namespace memarena

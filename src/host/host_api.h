@@ -20,13 +20,22 @@ void* Allocate(std::size_t bytes, std::size_t alignment) noexcept;
 // out-of-memory event.
 void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept;
 
-// Frees a block from Allocate. nullptr is a no-op.
+// Frees a block from Allocate. nullptr is a no-op. A double free, a pointer inside a
+// block and a pointer the heap never handed out are caught (small blocks on the fast path,
+// with a mark in the freed object's second word and an object-start check) and handled
+// as MEMARENA_CONF on_invalid_free says: abort with a message by default.
 void Free(void* ptr) noexcept;
 
-// Bytes usable at `ptr` (at least what was asked); 0 for nullptr.
+// Bytes usable at `ptr` (at least what was asked); 0 for nullptr and for any pointer that
+// is not the start of a live block (inside a block, freed, or not the heap's).
 std::size_t UsableSize(const void* ptr) noexcept;
 
-// True when `ptr` lies in address space the host heap reserved (one pagemap lookup).
+// Handles `ptr`, which UsableSize found not to be a live block, as an invalid `operation`
+// (e.g. "realloc"): reports it as on_invalid_free says.
+void ReportInvalidPointer(const void* ptr, const char* operation) noexcept;
+
+// True when `ptr` lies in address space the host heap reserved (a pagemap lookup, then
+// the list of reservations under the heap lock).
 bool Owns(const void* ptr) noexcept;
 
 // Applies the ceiling, the release ratio and the thread-cache size. A ceiling below what

@@ -2,6 +2,7 @@
 // coalescing, the ceiling on held bytes and release to the OS.
 #include "host/page_heap.h"
 
+#include "common/asan.h"
 #include "host/check.h"
 #include "host/meta_pool.h"
 #include "platform/os.h"
@@ -136,6 +137,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   }
   span->first_page = start;
   span->num_pages = pages;
+  common::UnpoisonForUse(span->Start(), span->Bytes());  // poisoned while free (ASAN builds)
   span->state = SpanState::kInUse;
   span->size_class = size_class;
   span->allocated = 0;
@@ -147,7 +149,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
     pagemap_->Set(start, pages, span, size_class);  // any object's page finds its span
   } else {
     // A large block is only ever looked up by its start (Free, UsableSize) and by its
-    // neighbours (merging), so its ends suffice; interior entries stay non-null for Owns.
+    // neighbours (merging), so its ends suffice; Owns asks the reservations.
     pagemap_->SetEnds(span);
   }
   in_use_bytes_ += span->Bytes();
@@ -155,31 +157,49 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   return span;
 }
 
-bool PageHeap::Grow(std::size_t pages) noexcept {
+// Reserves `pages` pages (at least grow_bytes) starting on a multiple of `align_pages`
+// pages: the OS aligns the reservation, so a huge alignment costs address space only, not
+// a reservation of the alignment's size. Only the new span's ends are written to the
+// pagemap (no per-page metadata for a range nobody touches).
+bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
   std::size_t bytes = pages << kPageShift;
   if (bytes < grow_bytes_) bytes = grow_bytes_;
-  void* memory = platform::MapPages(bytes, kPageSize);
+  const std::size_t alignment = align_pages << kPageShift;
+  void* memory = platform::MapPages(bytes, alignment);
   if (memory == nullptr && bytes > (pages << kPageShift)) {
     bytes = pages << kPageShift;
-    memory = platform::MapPages(bytes, kPageSize);
+    memory = platform::MapPages(bytes, alignment);
   }
   if (memory == nullptr) return false;
   const std::uintptr_t first = Pagemap::PageOf(memory);
   Span* span = NewRecord();
-  if (span == nullptr || !pagemap_->Ensure(first, bytes >> kPageShift)) {
+  Span* reservation = NewRecord();
+  if (span == nullptr || reservation == nullptr ||
+      !pagemap_->Ensure(first, bytes >> kPageShift)) {
     if (span != nullptr) DeleteRecord(span);
+    if (reservation != nullptr) DeleteRecord(reservation);
     platform::UnmapPages(memory, bytes);
     return false;
   }
+  reservation->first_page = first;
+  reservation->num_pages = bytes >> kPageShift;
+  reservation->next = reservations_;
+  reservations_ = reservation;
   span->first_page = first;
   span->num_pages = bytes >> kPageShift;
   span->state = SpanState::kReturned;  // fresh pages are not touched, hence not held
-  // Every page of a reservation maps to a span from now on, so Owns() is one lookup.
-  pagemap_->Set(first, span->num_pages, span, 0);
   reserved_bytes_ += bytes;
   ++num_reserves_;
   MergeAndInsert(span);
   return true;
+}
+
+bool PageHeap::Reserved(std::uintptr_t page) const noexcept {
+  SpinLockHolder hold(lock_);
+  for (const Span* r = reservations_; r != nullptr; r = r->next) {
+    if (page >= r->first_page && page < r->first_page + r->num_pages) return true;
+  }
+  return false;
 }
 
 bool PageHeap::ReserveHeld(std::size_t bytes) noexcept {
@@ -244,7 +264,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     return nullptr;
   }
   span = FindFit(SpanState::kReturned, pages, align_pages);
-  if (span == nullptr && Grow(pages + align_pages - 1)) {
+  if (span == nullptr && Grow(pages, align_pages)) {
     span = FindFit(SpanState::kReturned, pages, align_pages);
   }
   if (span != nullptr) span = Carve(span, pages, align_pages, size_class);
@@ -266,9 +286,14 @@ void PageHeap::Delete(Span* span) noexcept {
     ++large_frees_;
     AddLocked(large_in_use_, 0, span->Bytes());
     AddLocked(large_requested_, 0, span->requested);
+  } else {
+    pagemap_->Set(span->first_page, span->num_pages, span, 0);
   }
   span->state = SpanState::kFree;
   span->size_class = 0;
+  // ASAN builds: a use after free is reported. Spans above 64 MiB are left alone (their
+  // shadow would be written byte by byte); unpoisoning on Carve is cheap at any size.
+  if (span->Bytes() <= (std::size_t{64} << 20)) common::PoisonFree(span->Start(), span->Bytes());
   MergeAndInsert(span);
   if (++deletes_since_scavenge_ >= kScavengeInterval) {
     deletes_since_scavenge_ = 0;
@@ -298,15 +323,20 @@ void PageHeap::TickWindow() noexcept {
 void PageHeap::ScavengeLocked() noexcept {
   const std::size_t bound = KeptFreeBound();
   if (free_bytes_[0] <= bound || Ceiling() != 0) return;
+  ReleaseDownToLocked(bound);
+}
+
+std::size_t PageHeap::ReleaseDownToLocked(std::size_t keep_bytes) noexcept {
   std::size_t released = 0;
-  while (free_bytes_[0] > bound && !large_[0].Empty()) {
+  while (free_bytes_[0] > keep_bytes && !large_[0].Empty()) {
     released += Decommit(large_[0].Head());
   }
-  for (std::size_t n = kMaxPages; n > 0 && free_bytes_[0] > bound; --n) {
+  for (std::size_t n = kMaxPages; n > 0 && free_bytes_[0] > keep_bytes; --n) {
     SpanList& list = free_[0][n];
-    while (free_bytes_[0] > bound && !list.Empty()) released += Decommit(list.Head());
+    while (free_bytes_[0] > keep_bytes && !list.Empty()) released += Decommit(list.Head());
   }
   bytes_released_ += released;
+  return released;
 }
 
 // Returns a committed free span's pages to the OS; it then merges with returned neighbours.
@@ -332,9 +362,9 @@ std::size_t PageHeap::ReleaseFreeLocked() noexcept {
   return released;
 }
 
-std::size_t PageHeap::ReleaseFree() noexcept {
+std::size_t PageHeap::ReleaseFree(std::size_t keep_bytes) noexcept {
   SpinLockHolder hold(lock_);
-  const std::size_t released = ReleaseFreeLocked();
+  const std::size_t released = keep_bytes == 0 ? ReleaseFreeLocked() : ReleaseDownToLocked(keep_bytes);
   CheckIfEnabled();
   return released;
 }

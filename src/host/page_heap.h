@@ -63,10 +63,19 @@ class PageHeap {
             std::size_t requested, Failure* failure) noexcept;
 
   // Frees an in-use span: it stays committed and merges with committed free neighbours.
+  // A small span's pages lose their class, so a stale pointer into them is not taken for
+  // an object.
   void Delete(Span* span) noexcept;
 
-  // Decommits every committed free span; returns the bytes given back.
-  std::size_t ReleaseFree() noexcept;
+  // True when `page` lies in address space this heap reserved. Takes the heap lock and
+  // walks the reservations (few: each is grow_bytes or one large request).
+  bool Reserved(std::uintptr_t page) const noexcept;
+
+  // Decommits committed free spans, largest first, until at most `keep_bytes` stay
+  // committed (whole spans: it may keep less); returns the bytes given back. Spans already
+  // returned are never touched, so with nothing to release it costs one pass over the
+  // free-list heads.
+  std::size_t ReleaseFree(std::size_t keep_bytes = 0) noexcept;
 
   // Sets the ceiling (0 = none) unless more than `bytes` is held; returns whether it did.
   bool TrySetCeiling(std::size_t bytes) noexcept;
@@ -96,12 +105,13 @@ class PageHeap {
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
               std::uint8_t size_class) noexcept;
-  bool Grow(std::size_t pages) noexcept;
+  bool Grow(std::size_t pages, std::size_t align_pages) noexcept;
   void MergeAndInsert(Span* span) noexcept;
   void Insert(Span* span) noexcept;
   void Unlink(Span* span) noexcept;
   SpanList& ListFor(SpanState state, std::size_t pages) noexcept;
   std::size_t ReleaseFreeLocked() noexcept;
+  std::size_t ReleaseDownToLocked(std::size_t keep_bytes) noexcept;
   std::size_t Decommit(Span* span) noexcept;
   std::size_t KeptFreeBound() const noexcept;
   void ScavengeLocked() noexcept;
@@ -119,6 +129,7 @@ class PageHeap {
   SpanList free_[kStates][kMaxPages + 1] = {};
   SpanList large_[kStates] = {};  // free spans above kMaxPages, searched best-fit
   Span* spare_records_ = nullptr;
+  Span* reservations_ = nullptr;  // one record per reservation, linked through `next`
   std::size_t num_spare_records_ = 0;
   std::size_t free_bytes_[kStates] = {};
   std::size_t in_use_bytes_ = 0;

@@ -1,5 +1,6 @@
 // Pagemap: a 2-level radix tree over 48-bit addresses mapping each heap page to its Span and
-// its size class, so Free finds a pointer's class with two dependent loads and no lock.
+// its entry (size class and page index inside a small span), so Free finds a pointer's
+// class, and whether it points at an object's start, with two dependent loads and no lock.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,9 @@ class Pagemap {
   static constexpr std::size_t kLeafLength = std::size_t{1} << kLeafBits;
   static constexpr std::size_t kRootLength = std::size_t{1} << kRootBits;
 
+  static constexpr std::size_t kLeafBytes =
+      kLeafLength * (sizeof(Span*) + sizeof(std::uint16_t));  // address space of one leaf
+
   constexpr Pagemap() = default;
   Pagemap(const Pagemap&) = delete;
   Pagemap& operator=(const Pagemap&) = delete;
@@ -34,26 +38,34 @@ class Pagemap {
     return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
   }
 
-  // The size class of the page holding `ptr` (0: large, or not a heap page). Lock-free.
-  std::size_t ClassOf(const void* ptr) const noexcept {
+  // The entry of the page holding `ptr`: its size class in the low byte (0: large, free,
+  // or not a heap page) and, for a small span, the page's index in the span in the high
+  // byte (spans of a class have at most 128 pages). One load, as the class alone took.
+  static constexpr unsigned kClassMask = 0xff;
+  static constexpr unsigned kPageIndexShift = 8;
+  std::uint16_t EntryOf(const void* ptr) const noexcept {
     const std::uintptr_t page = PageOf(ptr);
     const Leaf* leaf = LeafOf(page);
     if (leaf == nullptr) return 0;
-    return __atomic_load_n(&leaf->size_class[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
+    return __atomic_load_n(&leaf->entry[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
   }
+
+  // The size class of the page holding `ptr` (0: large, free, or not a heap page).
+  std::size_t ClassOf(const void* ptr) const noexcept { return EntryOf(ptr) & kClassMask; }
 
   // Makes sure leaves exist for [page, page + count). Returns false when the OS refuses
   // memory for a leaf. Callers serialize (the page heap lock).
   bool Ensure(std::uintptr_t page, std::size_t count) noexcept;
 
-  // Maps `count` pages from `page` to `span` with class `size_class`. Leaves must exist.
+  // Maps `count` pages from `page` to `span` with class `size_class`; page i of the run
+  // gets index i (a small span is set from its first page). Leaves must exist.
   void Set(std::uintptr_t page, std::size_t count, Span* span, std::uint8_t size_class) noexcept;
   // Maps the first and last page only: enough for a free span's neighbours to find it.
   void SetEnds(Span* span) noexcept;
 
   // Bytes of leaf memory obtained from the OS (metadata, not counted as held).
   std::size_t MetadataBytes() const noexcept {
-    return leaves_.load(std::memory_order_relaxed) * sizeof(Leaf);
+    return leaves_.load(std::memory_order_relaxed) * kLeafBytes;
   }
 
  private:
@@ -62,8 +74,9 @@ class Pagemap {
   // x86, visible to TSAN).
   struct Leaf {
     Span* span[kLeafLength];
-    std::uint8_t size_class[kLeafLength];
+    std::uint16_t entry[kLeafLength];
   };
+  static_assert(sizeof(Leaf) == kLeafBytes);
 
   const Leaf* LeafOf(std::uintptr_t page) const noexcept {
     const std::uintptr_t index = page >> kLeafBits;

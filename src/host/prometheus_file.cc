@@ -48,7 +48,7 @@ Outputs& TheOutputs() {
 }  // namespace
 
 void WritePrometheusFile(const std::string& path) {
-  const std::string target = common::ExpandPidPattern(path, platform::ProcessId());
+  const std::string target = common::ExpandPidPattern(path, static_cast<int>(platform::ProcessId()));
   const NamedStats host = Snapshot(HostAllocator());
   const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1)) +
                            ObservabilityGauges();

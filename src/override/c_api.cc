@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "common/c_stats.h"
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "override/runtime.h"
@@ -43,25 +44,7 @@ MEMARENA_DROPIN_EXPORT int memarena_get_stats(memarena_stats* out) {
   } catch (...) {
     return ENOMEM;
   }
-  *out = memarena_stats{
-      .bytes_in_use = s.bytes_in_use,
-      .bytes_requested = s.bytes_requested,
-      .bytes_held = s.bytes_held,
-      .bytes_releasable = s.bytes_releasable,
-      .largest_free_block = s.largest_free_block,
-      .fragmentation = s.fragmentation,
-      .peak_bytes_in_use = s.peak_bytes_in_use,
-      .peak_bytes_requested = s.peak_bytes_requested,
-      .peak_bytes_held = s.peak_bytes_held,
-      .limit_bytes = s.limit_bytes,
-      .num_allocs = s.num_allocs,
-      .num_frees = s.num_frees,
-      .num_reserves = s.num_reserves,
-      .num_releases = s.num_releases,
-      .bytes_released = s.bytes_released,
-      .num_ooms = s.num_ooms,
-      .max_alloc_size = s.max_alloc_size,
-  };
+  *out = memarena::common::ToCStats(s);
   return 0;
 }
 

@@ -20,15 +20,19 @@ inline constexpr std::size_t kMallocAlignment = alignof(std::max_align_t);
 
 constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
 
-// The failure path of every C allocation: errno = ENOMEM, a trace row, nullptr.
+// The failure path of every C allocation: errno = ENOMEM, a trace row, the rate-limited
+// message, nullptr.
 [[gnu::cold]] inline void* FailAllocation(std::size_t bytes) noexcept {
   errno = ENOMEM;
   if (TracingOn()) TraceFailure(bytes);
+  ReportFailure(bytes);
+  errno = ENOMEM;  // the message's write(2) may have changed it
   return nullptr;
 }
 
-// The untraced failure path: keeps `bytes` out of the fast path's registers.
-[[gnu::cold]] inline void* FailUntraced() noexcept {
+// The untraced failure path, out of line so the fast path stays one test and a call.
+[[gnu::cold, gnu::noinline]] inline void* FailUntraced(std::size_t bytes) noexcept {
+  ReportFailure(bytes);
   errno = ENOMEM;
   return nullptr;
 }
@@ -38,7 +42,7 @@ constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x -
 inline void* AllocateAligned(std::size_t bytes, std::size_t alignment) noexcept {
   if (TracingOn()) [[unlikely]] return AllocateTraced(bytes, alignment);
   void* ptr = host::Allocate(bytes, alignment);
-  if (ptr == nullptr) [[unlikely]] return FailUntraced();
+  if (ptr == nullptr) [[unlikely]] return FailUntraced(bytes);
   return ptr;
 }
 
@@ -76,6 +80,11 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
     return nullptr;
   }
   const std::size_t usable = host::UsableSize(ptr);
+  if (usable == 0) [[unlikely]] {  // freed, inside a block, or not the heap's
+    host::ReportInvalidPointer(ptr, "realloc");
+    errno = EINVAL;
+    return nullptr;
+  }
   if (bytes <= usable && bytes >= usable / 2) {
     if (TracingOn()) [[unlikely]] {
       TraceFree(ptr);

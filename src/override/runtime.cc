@@ -1,16 +1,22 @@
 // The drop-in's process state: MEMARENA_CONF read once at load (a constructor, so the heap
-// already works and parsing may allocate), stats_at_exit, trace_file, malloc_trim.
+// already works and parsing may allocate), stats_at_exit / stats_file, trace_file, the
+// rate-limited failed-malloc message, malloc_trim.
 #include "override/runtime.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "common/observability_config.h"
 #include "common/trace_log.h"
+#include "host/heap.h"
 #include "host/host_api.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
@@ -39,14 +45,47 @@ void WriteMessage(const std::string& text) noexcept {
   platform::WriteStderr(text.data(), text.size());
 }
 
+// Where the stats go at exit: a duplicate of stderr taken at load (programs such as GNU sort
+// close fd 2 in their own exit handlers, which run before ours), or stats_file's path.
+// Plain arrays, constant-initialized: the load-time constructor runs before this library's
+// dynamic initializers, so a std::string here would not exist yet.
+constinit int g_stats_fd = -1;
+constinit char g_stats_path[4096] = {};
+
+// "%p" in the path becomes the process id, so programs that spawn children (which read the
+// same MEMARENA_CONF) can give each process its own file.
+std::string ExpandPidPattern(const std::string& path) {
+  return common::ExpandPidPattern(path, getpid());
+}
+
 void PrintStatsAtExit() noexcept {
   try {
     Allocator& host = HostAllocator();
-    WriteMessage(FormatStats(host.GetStats(), host.name()));
+    const std::string text = FormatStats(host.GetStats(), host.name());
+    if (g_stats_path[0] != '\0') {
+      const std::string path = ExpandPidPattern(g_stats_path);
+      const int fd = platform::OpenForWrite(path.c_str());
+      if (fd >= 0 && platform::WriteAll(fd, text.data(), text.size())) {
+        platform::CloseFile(fd);
+        return;
+      }
+      if (fd >= 0) platform::CloseFile(fd);
+      WriteMessage(fmt::format("memarena: MEMARENA_CONF stats_file: cannot write '{}': {}; the "
+                               "stats follow on stderr\n", path, std::strerror(errno)));
+    }
+    if (g_stats_fd < 0 || !platform::WriteAll(g_stats_fd, text.data(), text.size())) {
+      WriteMessage(text);
+    }
   } catch (const std::exception& e) {
     WriteMessage(fmt::format("memarena: stats_at_exit failed: {}\n", e.what()));
   }
 }
+
+// Failed-malloc messages: the interval, when the last one went out, and how many were held
+// back since. Relaxed atomics: an extra or a missing line under a race is harmless.
+constinit std::atomic<std::uint64_t> g_oom_interval_ns{10'000'000'000};
+constinit std::atomic<std::uint64_t> g_last_oom_message_ns{0};
+constinit std::atomic<std::uint64_t> g_oom_messages_held_back{0};
 
 void CloseTraceAtExit() noexcept {
   if (g_tracing.exchange(false)) g_trace.log.Close();
@@ -57,9 +96,7 @@ void CloseTraceAtExit() noexcept {
 void StopTracingInChild() noexcept { g_tracing.store(false, std::memory_order_relaxed); }
 
 void StartTrace(const std::string& path) {
-  // "%p" in the path becomes the process id, so programs that spawn children (which read
-  // the same MEMARENA_CONF) can give each process its own file.
-  const std::string expanded = common::ExpandPidPattern(path, getpid());
+  const std::string expanded = ExpandPidPattern(path);
   if (!g_trace.log.Open(expanded.c_str())) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF trace_file: cannot write '{}'; not "
                              "tracing\n", expanded));
@@ -92,10 +129,19 @@ void ConfigureFromEnvironment() noexcept {
     } catch (const ConfigError&) {
       return;  // already reported by HostAllocator(); the defaults have no drop-in extras
     }
-    if (config.stats_at_exit) {
+    g_oom_interval_ns.store(std::uint64_t{config.oom_message_interval} * 1'000'000'000,
+                            std::memory_order_relaxed);
+    if (config.stats_at_exit || !config.stats_file.empty()) {
       static bool registered = false;
       if (!registered) {
         registered = true;
+        if (config.stats_file.size() >= sizeof g_stats_path) {
+          WriteMessage(fmt::format("memarena: MEMARENA_CONF stats_file: the path is longer than "
+                                   "{} bytes; the stats go to stderr\n", sizeof g_stats_path - 1));
+        } else {
+          config.stats_file.copy(g_stats_path, config.stats_file.size());
+        }
+        if (g_stats_path[0] == '\0') g_stats_fd = platform::DuplicateStderr();
         std::atexit(&PrintStatsAtExit);
       }
     }
@@ -104,6 +150,42 @@ void ConfigureFromEnvironment() noexcept {
   } catch (const std::exception& e) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF could not be applied: {}\n", e.what()));
   }
+}
+
+void ReportFailure(std::size_t bytes) noexcept {
+  const std::uint64_t interval = g_oom_interval_ns.load(std::memory_order_relaxed);
+  if (interval == 0) return;
+  const std::uint64_t now = platform::NowNanos();
+  std::uint64_t last = g_last_oom_message_ns.load(std::memory_order_relaxed);
+  if ((last != 0 && now - last < interval) ||
+      !g_last_oom_message_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    g_oom_messages_held_back.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t held_back = g_oom_messages_held_back.exchange(0, std::memory_order_relaxed);
+  const std::size_t ceiling = host::Ceiling();
+  const AllocatorStats stats = host::Stats();
+  // format_to_n into a stack buffer: no heap, which is what just failed.
+  char line[512];
+  const auto reason =
+      ceiling != 0
+          ? fmt::format_to_n(line, sizeof line,
+                             "memarena: malloc of {} B failed: {} B held of the {} B ceiling "
+                             "(MEMARENA_CONF ceiling or memarena::SetCeiling to raise it)",
+                             bytes, stats.bytes_held, ceiling)
+          : fmt::format_to_n(line, sizeof line,
+                             "memarena: malloc of {} B failed: the OS refused more memory ({} B "
+                             "held, no ceiling)",
+                             bytes, stats.bytes_held);
+  char* end = reason.out;
+  const std::size_t room = static_cast<std::size_t>(std::end(line) - end);
+  end = fmt::format_to_n(end, room,
+                         "; {} more failures since the last such line; next at most {} s later "
+                         "(MEMARENA_CONF oom_message_interval, 0 = none)\n",
+                         held_back, interval / 1'000'000'000)
+            .out;
+  if (end > std::end(line)) end = std::end(line);
+  platform::WriteStderr(line, static_cast<std::size_t>(end - line));
 }
 
 void TraceAllocate(const void* ptr, std::size_t bytes) noexcept {

@@ -1,6 +1,7 @@
 // MiniMalloc-format CSV: id,lower,upper,size[,alignment][,offset], half-open lifetimes.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <istream>
@@ -9,6 +10,7 @@
 
 #include "common/text.h"
 #include "memarena/planner.h"
+#include "planner/tensor_checks.h"
 
 namespace memarena {
 namespace {
@@ -50,7 +52,10 @@ PlanCsv ReadPlanCsv(std::istream& in) {
     ++line_number;
     if (!Trim(line).empty()) break;
   }
-  if (Trim(line).empty()) Fail(line_number, "empty input; expected the header id,lower,upper,size");
+  if (Trim(line).empty()) {
+    Fail(std::max<std::size_t>(line_number, 1),
+         "the file is empty; expected the header id,lower,upper,size");
+  }
   const std::vector<std::string_view> header = SplitCsvFields(line);
   num_fields = header.size();
   for (std::size_t f = 0; f < header.size(); ++f) {
@@ -75,6 +80,7 @@ PlanCsv ReadPlanCsv(std::istream& in) {
     }
   }
   PlanCsv csv;
+  std::size_t total = 0;  // sizes plus alignments so far (see CheckTensor)
   if (where[kOffset] != -1) csv.offsets.emplace();
   while (std::getline(in, line)) {
     ++line_number;
@@ -91,21 +97,22 @@ PlanCsv ReadPlanCsv(std::istream& in) {
     t.size = ParseNumber<std::size_t>(fields[where[kSize]], line_number, "size");
     if (where[kAlignment] != -1) {
       t.alignment = ParseNumber<std::size_t>(fields[where[kAlignment]], line_number, "alignment");
-      if (!IsValidAlignment(t.alignment)) {
-        Fail(line_number, fmt::format("alignment {} is not a power of two", t.alignment));
-      }
     }
-    if (t.lower >= t.upper) {
-      Fail(line_number, fmt::format("lower {} >= upper {} for '{}'; lifetimes are half-open "
-                                    "[lower, upper)",
-                                    t.lower, t.upper, t.id));
+    if (auto problem = planner::CheckTensor(t, total)) {
+      Fail(line_number, fmt::format("{} (tensor '{}')", *problem, t.id));
     }
     if (csv.offsets) {
-      csv.offsets->push_back(ParseNumber<std::size_t>(fields[where[kOffset]], line_number, "offset"));
+      const std::size_t offset =
+          ParseNumber<std::size_t>(fields[where[kOffset]], line_number, "offset");
+      if (offset > planner::kMaxPlanTotal) {
+        Fail(line_number, fmt::format("offset {} of '{}' is too large: offsets may be at most {} "
+                                      "so that offset + size cannot wrap",
+                                      offset, t.id, planner::kMaxPlanTotal));
+      }
+      csv.offsets->push_back(offset);
     }
     csv.tensors.push_back(std::move(t));
   }
-  ValidateTensors(csv.tensors);
   return csv;
 }
 

@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <limits>
 #include <string_view>
 
+#include "planner/placer.h"
 #include "planner/sweep.h"
 
 namespace memarena::planner {
@@ -136,7 +138,7 @@ class Search {
     }
     return a < b;
   }
-  double Width(Index b) const { return static_cast<double>(t_[b].upper - t_[b].lower); }
+  double Width(Index b) const { return static_cast<double>(LifetimeLength(t_[b])); }
 
   Outcome SolvePartition(const Partition& partition) {
     // 'T' looks at what is still to be placed in each section, now.
@@ -156,10 +158,18 @@ class Search {
   Outcome Dfs(const Partition& partition, const std::vector<Index>& preorder,
               const std::vector<Candidate>& previous, std::size_t min_offset, Index min_rank) {
     if (nodes_remaining_-- <= 0) return Outcome::kNodeLimit;
-    ++nodes_;
-    if (Clock::now() >= deadline_) return Outcome::kTimeout;
-    std::vector<Candidate> candidates;
-    candidates.reserve(previous.size());
+    // Reading the clock costs about as much as a small node: look every 64 nodes.
+    if (++nodes_ % 64 == 0 && Clock::now() >= deadline_) return Outcome::kTimeout;
+    // One candidate buffer per depth, reused: a node allocates nothing once warm. A deque
+    // keeps the parents' buffers in place while a deeper one is added.
+    struct DepthGuard {
+      std::size_t& depth;
+      explicit DepthGuard(std::size_t& d) : depth(++d) {}
+      ~DepthGuard() { --depth; }
+    } guard(depth_);
+    while (candidate_pool_.size() <= depth_) candidate_pool_.emplace_back();
+    std::vector<Candidate>& candidates = candidate_pool_[depth_];
+    candidates.clear();
     std::size_t min_height = kNone;
     for (const Candidate& c : previous) {
       const Index b = preorder[c.rank];
@@ -171,9 +181,16 @@ class Search {
       for (Index b : partition.buffers) solution_[b] = offset_[b];
       return Outcome::kOk;
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    // `previous` was in this order and only some offsets rose: insertion sort is near linear.
+    auto before = [](const Candidate& a, const Candidate& b) {
       return a.offset != b.offset ? a.offset < b.offset : a.rank < b.rank;
-    });
+    };
+    for (std::size_t k = 1; k < candidates.size(); ++k) {
+      const Candidate moving = candidates[k];
+      std::size_t j = k;
+      for (; j > 0 && before(moving, candidates[j - 1]); --j) candidates[j] = candidates[j - 1];
+      candidates[j] = moving;
+    }
     const std::size_t max_offset = MaxOffset(partition);
     for (const Candidate& c : candidates) {
       // Canonical order: offsets never decrease along a branch.
@@ -331,6 +348,8 @@ class Search {
   std::vector<std::uint64_t> stamp_;
   std::uint64_t current_stamp_ = 0;
   std::vector<Index> affected_;
+  std::deque<std::vector<Candidate>> candidate_pool_;  // by search depth
+  std::size_t depth_ = 0;
   std::string_view heuristic_ = kHeuristics[0];
   std::int64_t nodes_remaining_ = 0;
   std::uint64_t nodes_ = 0;

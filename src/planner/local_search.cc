@@ -22,15 +22,47 @@ std::vector<Index> SortedBy(std::size_t n, const Key& less) {
 
 // Orderings that win on different shapes of problem: big-and-long first, most contended
 // first, and time order (which reproduces a first-fit allocator's run).
-std::vector<std::vector<Index>> StartingOrders(const std::vector<PlanTensor>& t,
-                                               const std::vector<std::vector<Index>>& overlaps) {
-  const std::size_t n = t.size();
-  std::vector<std::size_t> contention(n);  // own size plus sizes of everything overlapping
-  for (std::size_t i = 0; i < n; ++i) {
-    contention[i] = t[i].size;
-    for (Index j : overlaps[i]) contention[i] += t[j].size;
+// Own size plus the sizes of everything overlapping, for every tensor, from two sorted
+// prefix sums: the tensors overlapping [l, u) are those starting before u minus those that
+// ended by l (which all started before u too). O(n log n).
+std::vector<std::size_t> Contention(const std::vector<PlanTensor>& t) {
+  struct Mark {
+    std::int64_t time;
+    std::size_t size;
+  };
+  std::vector<Mark> starts;
+  std::vector<Mark> ends;
+  for (const PlanTensor& x : t) {
+    starts.push_back({x.lower, x.size});
+    ends.push_back({x.upper, x.size});
   }
-  auto length = [&](Index i) { return static_cast<double>(t[i].upper - t[i].lower); };
+  auto by_time = [](const Mark& a, const Mark& b) { return a.time < b.time; };
+  std::sort(starts.begin(), starts.end(), by_time);
+  std::sort(ends.begin(), ends.end(), by_time);
+  // sums[k] = total size of the first k marks.
+  auto prefix = [](const std::vector<Mark>& marks) {
+    std::vector<std::size_t> sums(marks.size() + 1, 0);
+    for (std::size_t k = 0; k < marks.size(); ++k) sums[k + 1] = sums[k] + marks[k].size;
+    return sums;
+  };
+  const std::vector<std::size_t> start_sums = prefix(starts);
+  const std::vector<std::size_t> end_sums = prefix(ends);
+  std::vector<std::size_t> contention(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto started = std::lower_bound(starts.begin(), starts.end(), Mark{t[i].upper, 0},
+                                          by_time) - starts.begin();
+    const auto ended = std::upper_bound(ends.begin(), ends.end(), Mark{t[i].lower, 0},
+                                        by_time) - ends.begin();
+    contention[i] = start_sums[static_cast<std::size_t>(started)] -
+                    end_sums[static_cast<std::size_t>(ended)];
+  }
+  return contention;
+}
+
+std::vector<std::vector<Index>> StartingOrders(const std::vector<PlanTensor>& t) {
+  const std::size_t n = t.size();
+  const std::vector<std::size_t> contention = Contention(t);
+  auto length = [&](Index i) { return static_cast<double>(LifetimeLength(t[i])); };
   auto area = [&](Index i) { return static_cast<double>(t[i].size) * length(i); };
   std::vector<std::vector<Index>> orders;
   orders.push_back(SortedBy(n, [&](Index a, Index b) { return area(a) > area(b); }));
@@ -51,16 +83,15 @@ std::vector<std::vector<Index>> StartingOrders(const std::vector<PlanTensor>& t,
 
 }  // namespace
 
-void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
-                        const std::vector<std::vector<Index>>& overlaps,
-                        Clock::time_point deadline, std::size_t target, std::uint64_t seed,
-                        Plan& best) {
+void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_point deadline,
+                        std::size_t target, std::uint64_t seed, Plan& best) {
   const std::size_t n = tensors.size();
-  if (n < 2 || best.arena_size <= target) return;
-  Placer placer(tensors, overlaps);
+  if (n < 2 || best.arena_size <= target || Clock::now() >= deadline) return;
+  Placer placer(tensors);
   std::vector<Index> current = SizeOrder(tensors);
   std::vector<std::size_t> current_offsets;
-  std::size_t current_arena = placer.Place(current, current_offsets);
+  std::size_t current_arena = placer.Place(current, current_offsets, best.arena_size, deadline);
+  if (current_arena > best.arena_size) return;  // out of time already
   std::vector<std::size_t> trial_offsets;
 
   auto adopt = [&](std::size_t arena, const char* method) {
@@ -68,9 +99,10 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
       best = MakePlan(tensors, trial_offsets, best.lower_bound, method);
     }
   };
-  for (std::vector<Index>& order : StartingOrders(tensors, overlaps)) {
+  if (Clock::now() >= deadline) return;  // the orderings cost n log n to build
+  for (std::vector<Index>& order : StartingOrders(tensors)) {
     if (Clock::now() >= deadline) return;
-    const std::size_t arena = placer.Place(order, trial_offsets);
+    const std::size_t arena = placer.Place(order, trial_offsets, best.arena_size, deadline);
     adopt(arena, "orderings");
     if (arena < current_arena) {
       current = std::move(order);
@@ -85,7 +117,6 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
   std::vector<Index> trial;
   for (std::uint64_t step = 0; Clock::now() < deadline; ++step) {
     trial = current;
-    std::size_t first = 0;  // the order is unchanged before this position
     if (step % 4 != 3) {
       // Move a tensor that touches the top of the arena to an earlier position.
       critical.clear();
@@ -100,17 +131,13 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors,
       std::rotate(trial.begin() + static_cast<std::ptrdiff_t>(to),
                   trial.begin() + static_cast<std::ptrdiff_t>(from),
                   trial.begin() + static_cast<std::ptrdiff_t>(from) + 1);
-      first = to;
     } else {
       // A random swap keeps the walk from circling on one plateau.
       const std::size_t a = rng() % n;
       const std::size_t b = rng() % n;
       std::swap(trial[a], trial[b]);
-      first = std::min(a, b);
     }
-    // The unchanged prefix keeps its offsets: only the rest is placed again.
-    trial_offsets = current_offsets;
-    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena, first);
+    const std::size_t arena = placer.Place(trial, trial_offsets, current_arena, deadline);
     if (arena > current_arena) continue;
     adopt(arena, "local-search");
     current.swap(trial);

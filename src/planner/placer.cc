@@ -1,51 +1,54 @@
-// Best-fit gap placement in a given order (TFLite's greedy-by-size offset step).
+// First-fit placement in a given order over the time-indexed occupancy tree.
 #include "planner/placer.h"
 
 #include <algorithm>
 
 namespace memarena::planner {
 
-Placer::Placer(const std::vector<PlanTensor>& tensors,
-               const std::vector<std::vector<Index>>& overlaps)
-    : tensors_(tensors), overlaps_(overlaps), rank_(tensors.size(), 0) {}
+std::vector<std::int64_t> DistinctTimes(const std::vector<PlanTensor>& tensors) {
+  std::vector<std::int64_t> times;
+  times.reserve(tensors.size() * 2);
+  for (const PlanTensor& t : tensors) {
+    times.push_back(t.lower);
+    times.push_back(t.upper);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  return times;
+}
+
+Placer::Placer(const std::vector<PlanTensor>& tensors)
+    : tensors_(tensors), times_(DistinctTimes(tensors)), slot_lo_(tensors.size()),
+      slot_hi_(tensors.size()), occupancy_(times_.empty() ? 0 : times_.size() - 1) {
+  auto slot = [&](std::int64_t time) {
+    return static_cast<std::uint32_t>(std::lower_bound(times_.begin(), times_.end(), time) -
+                                      times_.begin());
+  };
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    slot_lo_[i] = slot(tensors[i].lower);
+    slot_hi_[i] = slot(tensors[i].upper);
+  }
+}
 
 std::size_t Placer::Place(const std::vector<Index>& order, std::vector<std::size_t>& offsets,
-                          std::size_t give_up_above, std::size_t first) {
-  if (first == 0) offsets.assign(tensors_.size(), 0);
-  for (std::size_t pos = 0; pos < order.size(); ++pos) rank_[order[pos]] = pos;
+                          std::size_t give_up_above,
+                          std::chrono::steady_clock::time_point deadline) {
+  constexpr std::size_t kDeadlineStride = 4096;  // placements between clock reads
+  offsets.assign(tensors_.size(), 0);
+  occupancy_.Clear();
   std::size_t arena = 0;
-  for (std::size_t pos = 0; pos < first; ++pos) {
-    arena = std::max(arena, offsets[order[pos]] + tensors_[order[pos]].size);
-  }
-  for (std::size_t pos = first; pos < order.size(); ++pos) {
-    const Index i = order[pos];
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k % kDeadlineStride == kDeadlineStride - 1 &&
+        std::chrono::steady_clock::now() >= deadline) {
+      return static_cast<std::size_t>(-1);  // above any give_up_above: an unfinished plan
+    }
+    const Index i = order[k];
     const PlanTensor& t = tensors_[i];
-    spans_.clear();
-    for (Index j : overlaps_[i]) {
-      if (rank_[j] < pos && tensors_[j].size != 0) {
-        spans_.push_back({offsets[j], offsets[j] + tensors_[j].size});
-      }
-    }
-    std::sort(spans_.begin(), spans_.end(),
-              [](const Span& a, const Span& b) { return a.begin < b.begin; });
-    // Walk the gaps between placed neighbours; keep the smallest gap that fits.
-    std::size_t best_offset = 0;
-    std::size_t best_gap = static_cast<std::size_t>(-1);
-    std::size_t cursor = 0;  // everything below is covered or already considered
-    for (const Span& s : spans_) {
-      const std::size_t candidate = AlignUp(cursor, t.alignment);
-      if (s.begin > cursor && candidate + t.size <= s.begin) {
-        const std::size_t gap = s.begin - cursor;
-        if (gap < best_gap) {
-          best_gap = gap;
-          best_offset = candidate;
-        }
-      }
-      cursor = std::max(cursor, s.end);
-    }
-    if (best_gap == static_cast<std::size_t>(-1)) best_offset = AlignUp(cursor, t.alignment);
-    offsets[i] = best_offset;
-    arena = std::max(arena, best_offset + t.size);
+    if (t.size == 0) continue;  // occupies nothing; offset 0 meets any alignment
+    const std::size_t offset = occupancy_.LowestFit(slot_lo_[i], slot_hi_[i], t.size, t.alignment);
+    offsets[i] = offset;
+    occupancy_.Insert(slot_lo_[i], slot_hi_[i], offset, offset + t.size);
+    arena = std::max(arena, offset + t.size);
     if (arena > give_up_above) return arena;
   }
   return arena;
@@ -56,8 +59,8 @@ std::vector<Index> SizeOrder(const std::vector<PlanTensor>& tensors) {
   for (Index i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](Index a, Index b) {
     if (tensors[a].size != tensors[b].size) return tensors[a].size > tensors[b].size;
-    const auto la = tensors[a].upper - tensors[a].lower;
-    const auto lb = tensors[b].upper - tensors[b].lower;
+    const std::uint64_t la = LifetimeLength(tensors[a]);
+    const std::uint64_t lb = LifetimeLength(tensors[b]);
     if (la != lb) return la > lb;
     return a < b;
   });

@@ -1,44 +1,56 @@
-// Best-fit placement of tensors in a given order: the engine under greedy by size and
+// First-fit placement of tensors in a given order: the engine under greedy by size and
 // under the local search, which only changes the order.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "memarena/planner.h"
+#include "planner/occupancy.h"
 #include "planner/sweep.h"
 
 namespace memarena::planner {
 
 class Placer {
  public:
-  // Keeps references: `tensors` and `overlaps` (OverlapLists(tensors)) must outlive it.
-  Placer(const std::vector<PlanTensor>& tensors, const std::vector<std::vector<Index>>& overlaps);
+  // Keeps a reference: `tensors` must outlive it. O(n log n) setup, O(n) memory.
+  explicit Placer(const std::vector<PlanTensor>& tensors);
 
-  // Places tensors in `order` (a permutation of all indices): each goes into the smallest
-  // gap, among already placed tensors that overlap it in time, that fits it with its
-  // alignment (lowest such gap on ties), else on top of them. Writes `offsets`; returns
-  // the arena size. Stops early, returning a value above `give_up_above`, once the arena
-  // exceeds it (offsets are then incomplete). With `first` > 0, `offsets` must already
-  // hold the placement of order[0, first) (as an earlier Place of an order sharing that
-  // prefix left it), and only the rest is placed.
+  // Places tensors in `order` (a permutation of all indices): each at the lowest offset,
+  // a multiple of its alignment, where it overlaps no already placed tensor that is live
+  // at the same time (the textbook greedy step). Writes `offsets`; returns the arena
+  // size. Stops early, returning a value above `give_up_above`, once the arena exceeds
+  // it (offsets are then incomplete), and likewise once `deadline` has passed (checked
+  // every few thousand tensors, so a large placement cannot overrun a budget by much). No
+  // pairwise overlap lists: each step is a query on a segment tree over time (occupancy.h).
   std::size_t Place(const std::vector<Index>& order, std::vector<std::size_t>& offsets,
                     std::size_t give_up_above = static_cast<std::size_t>(-1),
-                    std::size_t first = 0);
+                    std::chrono::steady_clock::time_point deadline =
+                        std::chrono::steady_clock::time_point::max());
+
+  // Stored byte ranges after the last Place (memory accounting).
+  std::size_t StoredRanges() const noexcept { return occupancy_.StoredRanges(); }
 
  private:
-  struct Span {
-    std::size_t begin;
-    std::size_t end;
-  };
   const std::vector<PlanTensor>& tensors_;
-  const std::vector<std::vector<Index>>& overlaps_;
-  std::vector<std::size_t> rank_;  // position of each tensor in the current order
-  std::vector<Span> spans_;        // scratch
+  std::vector<std::int64_t> times_;     // DistinctTimes(tensors)
+  std::vector<std::uint32_t> slot_lo_;  // per tensor: its lifetime in compressed time
+  std::vector<std::uint32_t> slot_hi_;
+  Occupancy occupancy_;
 };
+
+// Distinct lifetime boundaries, sorted: slot k is [times[k], times[k + 1]).
+std::vector<std::int64_t> DistinctTimes(const std::vector<PlanTensor>& tensors);
 
 // Indices sorted by size, largest first; ties by longer lifetime, then index.
 std::vector<Index> SizeOrder(const std::vector<PlanTensor>& tensors);
+
+// The length of a lifetime, without signed overflow (lower < upper).
+inline std::uint64_t LifetimeLength(const PlanTensor& t) noexcept {
+  return static_cast<std::uint64_t>(t.upper) - static_cast<std::uint64_t>(t.lower);
+}
 
 // A Plan from offsets: arena size and lower bound filled in.
 Plan MakePlan(const std::vector<PlanTensor>& tensors, std::vector<std::size_t> offsets,

@@ -65,12 +65,11 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
   const std::size_t target = std::max(options.capacity_target, best.lower_bound);
   if (best.arena_size <= target) return best;
 
-  const auto overlaps = planner::OverlapLists(tensors);
   const bool exact = options.exact_search && tensors.size() <= kMaxExactTensors;
   // Heuristics first: cheap, and often enough. The exact search gets the rest.
   const Clock::time_point heuristic_deadline =
       exact ? start + std::min<Clock::duration>(options.budget / 10, kHeuristicCap) : deadline;
-  planner::ImproveByOrderings(tensors, overlaps, heuristic_deadline, target, options.seed, best);
+  planner::ImproveByOrderings(tensors, heuristic_deadline, target, options.seed, best);
   if (exact && best.arena_size > target) {
     const bool small = tensors.size() <= kSmallProblem;
     const Clock::time_point exact_deadline = small ? deadline : start + options.budget * 3 / 4;
@@ -79,7 +78,7 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
     const double first_share = options.capacity_target != 0 ? 0.9 : 0.25;
     ImproveExactly(tensors, exact_deadline, target, first_share, best);
     if (!small && best.arena_size > target) {
-      planner::ImproveByOrderings(tensors, overlaps, deadline, target, options.seed + 1, best);
+      planner::ImproveByOrderings(tensors, deadline, target, options.seed + 1, best);
     }
   }
   return best;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <system_error>
 
 #include "common/format.h"
 #include "common/release_registry.h"
@@ -19,6 +20,13 @@ PlannedArena::PlannedArena(Allocator& upstream, PlannedArenaOptions options)
 
 PlannedArena::~PlannedArena() {
   common::UnregisterReleasable(this);
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    jobs_.clear();
+  }
+  plan_cv_.notify_all();
+  if (plan_thread_.joinable()) plan_thread_.join();
   std::lock_guard lock(mutex_);
   if (block_ != nullptr) upstream_.Deallocate(block_);
 }
@@ -75,19 +83,82 @@ void PlannedArena::BeginRun(const ShapeSignature& shapes) {
 }
 
 void PlannedArena::EndRun() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (!run_open_) throw std::logic_error("memarena PlannedArena: EndRun without BeginRun");
   run_open_ = false;
   const bool served = pattern_ != nullptr && !pattern_broken_;
   pattern_ = nullptr;
   if (served || trace_.empty()) return;
-  auto pattern = std::make_shared<MemoryPattern>();
-  pattern->tensors = TensorsFromTrace(trace_);
-  PlanOptions options;
-  options.budget = options_.plan_budget;
-  pattern->plan = PlanBest(pattern->tensors, options);
-  cache_.Insert(run_shapes_, std::move(pattern));
+  PlanJob job{run_shapes_, std::move(trace_)};
   trace_.clear();
+  // A newer run of the same shapes replaces one still waiting: only the latest counts.
+  for (PlanJob& queued : jobs_) {
+    if (queued.shapes == job.shapes) {
+      queued = std::move(job);
+      return;
+    }
+  }
+  if (!plan_thread_.joinable()) {
+    try {
+      plan_thread_ = std::thread([this] { PlanLoop(); });
+    } catch (const std::system_error&) {
+      // No thread to be had: plan here, but still without the lock.
+      lock.unlock();
+      PlanAndCache(job);
+      return;
+    }
+  }
+  jobs_.push_back(std::move(job));
+  plan_cv_.notify_all();
+}
+
+void PlannedArena::PlanLoop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    plan_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (stopping_) return;
+    PlanJob job = std::move(jobs_.front());
+    jobs_.pop_front();
+    planning_ = true;
+    lock.unlock();
+    PlanAndCache(job);  // the long part: no lock held, allocations go on
+    lock.lock();
+    planning_ = false;
+    plan_cv_.notify_all();
+  }
+}
+
+void PlannedArena::PlanAndCache(const PlanJob& job) {
+  std::string error;
+  try {
+    auto pattern = std::make_shared<MemoryPattern>();
+    pattern->tensors = TensorsFromTrace(job.trace);
+    PlanOptions options;
+    options.budget = options_.plan_budget;
+    pattern->plan = options_.planner ? options_.planner(pattern->tensors, options)
+                                     : PlanBest(pattern->tensors, options);
+    cache_.Insert(job.shapes, std::move(pattern));
+  } catch (const std::exception& e) {
+    // The run stays unplanned: the next run with these shapes records again.
+    error = fmt::format("planning a run of {} events failed: {}", job.trace.size(), e.what());
+  }
+  std::lock_guard lock(mutex_);
+  if (!error.empty()) plan_error_ = std::move(error);
+}
+
+void PlannedArena::WaitForPlans() {
+  std::unique_lock lock(mutex_);
+  plan_cv_.wait(lock, [this] { return stopping_ || (jobs_.empty() && !planning_); });
+}
+
+bool PlannedArena::Planning() const {
+  std::lock_guard lock(mutex_);
+  return planning_ || !jobs_.empty();
+}
+
+std::string PlannedArena::LastPlanError() const {
+  std::lock_guard lock(mutex_);
+  return plan_error_;
 }
 
 bool PlannedArena::ServingPattern() const {

@@ -7,6 +7,7 @@
 
 #include "memarena/planner.h"
 #include "planner/sweep.h"
+#include "planner/tensor_checks.h"
 
 namespace memarena {
 
@@ -20,29 +21,44 @@ PlanTensor TensorFromUses(std::string id, std::size_t size, std::size_t alignmen
   return PlanTensor{std::move(id), size, alignment, first_use, last_use + 1};
 }
 
+namespace planner {
+
+std::optional<std::string> CheckTensor(const PlanTensor& t, std::size_t& total) {
+  if (t.lower >= t.upper) {
+    return fmt::format("lower {} >= upper {}; lifetimes are half-open [lower, upper) and must "
+                       "not be empty",
+                       t.lower, t.upper);
+  }
+  std::int64_t length = 0;
+  if (__builtin_sub_overflow(t.upper, t.lower, &length)) {
+    return fmt::format("upper {} - lower {} does not fit in a signed 64-bit integer; lifetimes "
+                       "may span at most {} steps",
+                       t.upper, t.lower, std::numeric_limits<std::int64_t>::max());
+  }
+  if (!IsValidAlignment(t.alignment)) {
+    return fmt::format("alignment {} is not a power of two", t.alignment);
+  }
+  if (t.alignment > kMaxPlanTotal - total) {
+    return fmt::format("alignment {} is too large: sizes plus alignments may total at most {}",
+                       t.alignment, kMaxPlanTotal);
+  }
+  if (t.size > kMaxPlanTotal - total - t.alignment) {
+    return fmt::format("size {} is too large: sizes plus alignments may total at most {}",
+                       t.size, kMaxPlanTotal);
+  }
+  total += t.size + t.alignment;
+  return std::nullopt;
+}
+
+}  // namespace planner
+
 void ValidateTensors(const std::vector<PlanTensor>& tensors) {
-  // Offsets plus sizes must stay far from overflow however the tensors are stacked.
-  constexpr std::size_t kMaxTotal = std::numeric_limits<std::size_t>::max() / 4;
   std::size_t total = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const PlanTensor& t = tensors[i];
-    if (t.lower >= t.upper) {
-      throw std::invalid_argument(fmt::format(
-          "memarena planner: tensor #{} '{}' has lower {} >= upper {}; lifetimes are "
-          "half-open [lower, upper) and must not be empty",
-          i, t.id, t.lower, t.upper));
+    if (auto problem = planner::CheckTensor(tensors[i], total)) {
+      throw std::invalid_argument(
+          fmt::format("memarena planner: tensor #{} '{}': {}", i, tensors[i].id, *problem));
     }
-    if (!IsValidAlignment(t.alignment)) {
-      throw std::invalid_argument(fmt::format(
-          "memarena planner: tensor #{} '{}' has alignment {}, which is not a power of two",
-          i, t.id, t.alignment));
-    }
-    if (t.size > kMaxTotal - total || t.alignment > kMaxTotal - total - t.size) {
-      throw std::invalid_argument(fmt::format(
-          "memarena planner: tensor #{} '{}' of size {} makes the total too large to plan",
-          i, t.id, t.size));
-    }
-    total += t.size + t.alignment;
   }
 }
 

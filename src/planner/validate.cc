@@ -1,8 +1,10 @@
 // The plan validator: alignment, arena size, and no two tensors sharing a byte while
-// both are live. Independent of how the plan was made.
+// both are live. Independent of how the plan was made (no planner code but the sweep).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include "memarena/planner.h"
 #include "planner/sweep.h"
@@ -31,30 +33,37 @@ std::optional<std::string> ValidatePlan(const std::vector<PlanTensor>& tensors,
                          t.id, offset, offset, t.size, plan.arena_size);
     }
   }
-  // Sweep over time; each starting tensor is compared with every tensor live then.
-  std::vector<planner::Index> active;
+  // Sweep over time keeping the live tensors ordered by offset. They never share a byte
+  // (or we would have returned), so a starting tensor can only collide with its neighbours
+  // in that order: O(n log n) however many pairs overlap in time.
+  std::set<std::pair<std::size_t, planner::Index>> live;  // (offset, index), size > 0 only
+  auto describe = [&](planner::Index j, planner::Index i) {
+    const PlanTensor& a = tensors[i];
+    const PlanTensor& b = tensors[j];
+    const std::size_t a_begin = plan.offsets[i];
+    const std::size_t b_begin = plan.offsets[j];
+    return fmt::format(
+        "tensors #{} '{}' (time [{}, {}), bytes [{}, {})) and #{} '{}' (time [{}, {}), "
+        "bytes [{}, {})) are live together in [{}, {}) and share bytes [{}, {})",
+        j, b.id, b.lower, b.upper, b_begin, b_begin + b.size, i, a.id, a.lower, a.upper,
+        a_begin, a_begin + a.size, std::max(a.lower, b.lower), std::min(a.upper, b.upper),
+        std::max(a_begin, b_begin), std::min(a_begin + a.size, b_begin + b.size));
+  };
   for (const planner::SweepEvent& e : planner::SortedEvents(tensors)) {
+    const std::size_t size = tensors[e.index].size;
+    if (size == 0) continue;
+    const std::size_t begin = plan.offsets[e.index];
     if (!e.is_start) {
-      active.erase(std::find(active.begin(), active.end(), e.index));
+      live.erase({begin, e.index});
       continue;
     }
-    const PlanTensor& a = tensors[e.index];
-    const std::size_t a_begin = plan.offsets[e.index];
-    for (planner::Index j : active) {
-      const PlanTensor& b = tensors[j];
-      const std::size_t b_begin = plan.offsets[j];
-      if (a.size == 0 || b.size == 0) continue;
-      if (a_begin < b_begin + b.size && b_begin < a_begin + a.size) {
-        return fmt::format(
-            "tensors #{} '{}' (time [{}, {}), bytes [{}, {})) and #{} '{}' (time [{}, {}), "
-            "bytes [{}, {})) are live together in [{}, {}) and share bytes [{}, {})",
-            j, b.id, b.lower, b.upper, b_begin, b_begin + b.size, e.index, a.id, a.lower,
-            a.upper, a_begin, a_begin + a.size, std::max(a.lower, b.lower),
-            std::min(a.upper, b.upper), std::max(a_begin, b_begin),
-            std::min(a_begin + a.size, b_begin + b.size));
-      }
+    auto next = live.lower_bound({begin, 0});
+    if (next != live.end() && next->first < begin + size) return describe(next->second, e.index);
+    if (next != live.begin()) {
+      const planner::Index below = std::prev(next)->second;
+      if (plan.offsets[below] + tensors[below].size > begin) return describe(below, e.index);
     }
-    active.push_back(e.index);
+    live.emplace(begin, e.index);
   }
   return std::nullopt;
 }

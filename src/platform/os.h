@@ -25,6 +25,21 @@ void UnmapPages(void* ptr, std::size_t size) noexcept;
 // the range stays mapped and reads back as zeros when touched again.
 void DecommitPages(void* ptr, std::size_t size) noexcept;
 
+// Reserves `size` bytes of address space with no access and no memory behind it
+// (PROT_NONE, MAP_NORESERVE), starting at a multiple of `alignment` (a power of two >=
+// PageSize()). Pages become usable only through CommitPages. Returns nullptr on failure.
+// Release the whole range with UnmapPages.
+void* ReserveAddressSpace(std::size_t size, std::size_t alignment) noexcept;
+
+// Makes a page-aligned part of a ReserveAddressSpace range readable and writable. The pages
+// read as zeros. Returns false when the OS refuses (ENOMEM, the commit limit).
+bool CommitPages(void* ptr, std::size_t size) noexcept;
+
+// Gives the pages of a committed, page-aligned range back to the OS and makes the range
+// inaccessible again (a fresh PROT_NONE mapping over it, so the commit charge goes too).
+// The addresses stay reserved for a later CommitPages.
+void UncommitPages(void* ptr, std::size_t size) noexcept;
+
 // Resident set size of this process, in bytes, from /proc/self/statm. 0 if unreadable.
 std::size_t ResidentBytes() noexcept;
 
@@ -37,11 +52,22 @@ std::size_t PeakResidentBytes() noexcept;
 // allocator's pages do not blur what one range holds.
 std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept;
 
+// This process's command line from /proc/self/cmdline, arguments joined by spaces, cut to
+// fit `buf` (always NUL-terminated). Returns the length written; 0 if unreadable.
+std::size_t ProcessCommandLine(char* buf, std::size_t size) noexcept;
+
+// This process's id.
+long ProcessId() noexcept;
+
 // getenv without allocating; nullptr when unset.
 const char* GetEnv(const char* name) noexcept;
 
 // Writes `size` bytes to stderr with write(2): safe inside malloc and at exit.
 void WriteStderr(const char* text, std::size_t size) noexcept;
+
+// A close-on-exec duplicate of stderr, for output that must survive the program closing
+// fd 2 before exit (GNU coreutils do). -1 when stderr is not open.
+int DuplicateStderr() noexcept;
 
 // Registers fork handlers (pthread_atfork). Any may be nullptr.
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
@@ -53,8 +79,25 @@ bool OnThreadExit(void (*fn)(void*), void* arg) noexcept;
 // A small integer unique to the calling thread while it lives.
 std::uint64_t ThreadId() noexcept;
 
+// A word from the kernel's random source (getrandom), or, when that fails, one mixed from
+// the clock and an address-space-randomized address. Never 0; never blocks.
+std::uintptr_t RandomWord() noexcept;
+
 // Monotonic clock in nanoseconds.
 std::uint64_t NowNanos() noexcept;
+
+// The address of `name` in the process's global symbol scope (dlsym(RTLD_DEFAULT)): an
+// LD_PRELOAD library comes first. nullptr when no loaded object defines it.
+void* FindSymbol(const char* name) noexcept;
+
+// The C library's own heap (glibc's mallinfo2): bytes in allocated blocks and bytes it
+// holds from the OS (arenas plus mmapped blocks). Counts only glibc's malloc, whatever
+// malloc the process actually uses.
+struct LibcHeapBytes {
+  std::size_t in_use = 0;
+  std::size_t held = 0;
+};
+LibcHeapBytes ReadLibcHeap() noexcept;
 
 }  // namespace memarena::platform
 

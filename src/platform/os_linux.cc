@@ -1,9 +1,12 @@
 // Linux implementation of the OS contract in os.h.
 #include "platform/os.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,15 +24,18 @@ std::size_t PageSize() noexcept {
   return page;
 }
 
-void* MapPages(std::size_t size, std::size_t alignment) noexcept {
+namespace {
+
+// Maps `size` bytes with `protection` at a multiple of `alignment`. Over-maps by
+// alignment - page, then trims both ends, so the result is aligned without relying on the
+// kernel's placement.
+void* MapAligned(std::size_t size, std::size_t alignment, int protection) noexcept {
   if (size == 0) return nullptr;
   const std::size_t page = PageSize();
   if (alignment < page) alignment = page;
-  // Over-reserve by alignment - page, then trim both ends, so the result is aligned
-  // without relying on the kernel's placement.
   const std::size_t extra = alignment - page;
   if (size + extra < size) return nullptr;
-  void* raw = mmap(nullptr, size + extra, PROT_READ | PROT_WRITE,
+  void* raw = mmap(nullptr, size + extra, protection,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
@@ -39,6 +45,27 @@ void* MapPages(std::size_t size, std::size_t alignment) noexcept {
   if (head != 0) munmap(raw, head);
   if (tail != 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
   return reinterpret_cast<void*>(aligned);
+}
+
+}  // namespace
+
+void* MapPages(std::size_t size, std::size_t alignment) noexcept {
+  return MapAligned(size, alignment, PROT_READ | PROT_WRITE);
+}
+
+void* ReserveAddressSpace(std::size_t size, std::size_t alignment) noexcept {
+  return MapAligned(size, alignment, PROT_NONE);
+}
+
+bool CommitPages(void* ptr, std::size_t size) noexcept {
+  return ptr != nullptr && size != 0 && mprotect(ptr, size, PROT_READ | PROT_WRITE) == 0;
+}
+
+void UncommitPages(void* ptr, std::size_t size) noexcept {
+  if (ptr == nullptr || size == 0) return;
+  // MAP_FIXED over the range drops its pages and its commit charge in one call; the range
+  // is never left unmapped, so no other mapping can land in it meanwhile.
+  mmap(ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
 void UnmapPages(void* ptr, std::size_t size) noexcept {
@@ -63,6 +90,19 @@ long ReadSmallFile(const char* path, char* buf, std::size_t cap) noexcept {
 }
 
 }  // namespace
+
+std::uintptr_t RandomWord() noexcept {
+  std::uintptr_t word = 0;
+  if (getrandom(&word, sizeof word, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof word)) {
+    // splitmix64 of the clock and a stack address (randomized by ASLR).
+    word = static_cast<std::uintptr_t>(NowNanos()) ^ reinterpret_cast<std::uintptr_t>(&word);
+    word += 0x9e3779b97f4a7c15ull;
+    word = (word ^ (word >> 30)) * 0xbf58476d1ce4e5b9ull;
+    word = (word ^ (word >> 27)) * 0x94d049bb133111ebull;
+    word ^= word >> 31;
+  }
+  return word == 0 ? 0x9e3779b97f4a7c15ull : word;
+}
 
 std::size_t ResidentBytes() noexcept {
   char buf[256];
@@ -107,11 +147,38 @@ std::size_t ResidentBytesIn(const void* ptr, std::size_t size) noexcept {
   return resident;
 }
 
+std::size_t ProcessCommandLine(char* buf, std::size_t size) noexcept {
+  if (size == 0) return 0;
+  const long n = ReadSmallFile("/proc/self/cmdline", buf, size);
+  if (n <= 0) {
+    buf[0] = '\0';
+    return 0;
+  }
+  std::size_t length = static_cast<std::size_t>(n);
+  while (length > 0 && buf[length - 1] == '\0') --length;  // the last argument's terminator
+  for (std::size_t i = 0; i < length; ++i) {
+    if (buf[i] == '\0') buf[i] = ' ';
+  }
+  buf[length] = '\0';
+  return length;
+}
+
+long ProcessId() noexcept { return static_cast<long>(getpid()); }
+
 const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
+
+void* FindSymbol(const char* name) noexcept { return dlsym(RTLD_DEFAULT, name); }
+
+LibcHeapBytes ReadLibcHeap() noexcept {
+  const struct mallinfo2 info = mallinfo2();
+  return {.in_use = info.uordblks + info.hblkhd, .held = info.arena + info.hblkhd};
+}
 
 void WriteStderr(const char* text, std::size_t size) noexcept {
   WriteAll(STDERR_FILENO, text, size);
 }
+
+int DuplicateStderr() noexcept { return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10); }
 
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
   pthread_atfork(prepare, parent, child);

@@ -28,7 +28,4 @@ bool CopyFileTo(const char* path, int fd) noexcept;
 // rename(2): replaces `to` by `from` atomically (same file system); false on an error.
 bool ReplaceFile(const char* from, const char* to) noexcept;
 
-// The process id.
-int ProcessId() noexcept;
-
 }  // namespace memarena::platform

@@ -70,6 +70,4 @@ bool CopyFileTo(const char* path, int fd) noexcept {
 
 bool ReplaceFile(const char* from, const char* to) noexcept { return std::rename(from, to) == 0; }
 
-int ProcessId() noexcept { return static_cast<int>(getpid()); }
-
 }  // namespace memarena::platform

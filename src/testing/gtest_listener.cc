@@ -13,6 +13,7 @@
 #include "memarena/stats.h"
 #include "platform/os.h"
 #include "testing/device_guard.h"
+#include "testing/watched_heaps.h"
 
 namespace memarena::testing {
 namespace {
@@ -21,6 +22,12 @@ namespace {
 // each test starts.
 std::optional<std::size_t> g_test_budget;
 std::optional<std::size_t> g_test_device_budget;
+
+// The heaps every listener reads, found once: malloc's heap does not change while running.
+const WatchedHeaps& Heaps() {
+  static const WatchedHeaps heaps = WatchedHeaps::Discover();
+  return heaps;
+}
 
 template <typename Parse>
 void FromEnv(const char* variable, Parse parse) {
@@ -50,28 +57,36 @@ MemoryGuardOptions MemoryGuardOptions::FromEnvironment() {
   return o;
 }
 
-MemoryGuardListener::MemoryGuardListener(MemoryGuardOptions options) : options_(options) {}
+MemoryGuardListener::MemoryGuardListener(MemoryGuardOptions options) : options_(options) {
+  // A budget that cannot see malloc's blocks would pass every leaking test: refuse it.
+  const bool budget = options_.peak_budget_bytes != 0 || options_.growth_budget_bytes != 0;
+  if (budget && !Heaps().malloc_measured()) {
+    throw ConfigError(fmt::format(
+        "MEMARENA_TEST_BUDGET / MEMARENA_TEST_GROWTH_BUDGET: cannot measure the heap behind "
+        "malloc in this process (it is not memarena's, a sanitizer's or glibc's), so a test "
+        "that leaks through malloc or new would pass; link memarena::memarena_malloc_static "
+        "or run with LD_PRELOAD=libmemarena_malloc.so, or unset the budgets"));
+  }
+}
 
 void MemoryGuardListener::OnTestStart(const ::testing::TestInfo&) {
   g_test_budget.reset();
   g_test_device_budget.reset();
   device_held_at_start_ = StartDeviceMeasurement();
-  Allocator& host = HostAllocator();
-  host.ResetPeakStats();
-  const AllocatorStats s = host.GetStats();
-  held_at_start_ = s.bytes_held;
-  in_use_at_start_ = s.bytes_in_use;
+  Heaps().ResetPeaks();
+  const HeapReading s = Heaps().Read();
+  held_at_start_ = s.held;
+  in_use_at_start_ = s.in_use;
 }
 
 void MemoryGuardListener::OnTestEnd(const ::testing::TestInfo& test) {
-  Allocator& host = HostAllocator();
-  const AllocatorStats s = host.GetStats();
+  const HeapReading s = Heaps().Read();
   TestMemoryRecord r;
   r.name = TestName(test);
   r.held_at_start = held_at_start_;
-  r.peak_held = std::max(s.peak_bytes_held, held_at_start_);
+  r.peak_held = std::max(s.peak_held, held_at_start_);
   r.peak_growth = r.peak_held - held_at_start_;
-  r.in_use_growth = static_cast<std::int64_t>(s.bytes_in_use) - static_cast<std::int64_t>(in_use_at_start_);
+  r.in_use_growth = static_cast<std::int64_t>(s.in_use) - static_cast<std::int64_t>(in_use_at_start_);
   const std::size_t peak_budget = g_test_budget.value_or(options_.peak_budget_bytes);
   // The failures land on this test: GoogleTest still routes results to it during OnTestEnd.
   if (peak_budget != 0 && r.peak_growth > peak_budget) {
@@ -94,7 +109,7 @@ void MemoryGuardListener::OnTestEnd(const ::testing::TestInfo& test) {
   FinishDeviceMeasurement(r, device_held_at_start_,
                           g_test_device_budget.value_or(options_.device_budget_bytes),
                           options_.release_after_each_test);
-  if (options_.release_after_each_test) r.released = memarena::ReleaseUnusedSpans();
+  if (options_.release_after_each_test) r.released = Heaps().Release();
   records_.push_back(std::move(r));
 }
 
@@ -109,8 +124,10 @@ void MemoryGuardListener::OnTestProgramEnd(const ::testing::UnitTest&) {
   heaviest.resize(std::min(heaviest.size(), options_.report_top));
   const bool device = std::any_of(records_.begin(), records_.end(),
                                   [](const TestMemoryRecord& r) { return r.device.seen; });
-  std::string out = fmt::format("[ memarena ] heaviest {} of {} tests ({}):\n", heaviest.size(),
-                                records_.size(), device ? "host allocator | device arenas" : "host allocator");
+  std::string out = fmt::format("[ memarena ] heaviest {} of {} tests ({}{}{}):\n",
+                                heaviest.size(), records_.size(), Heaps().Describe(),
+                                device ? " | device arenas" : "",
+                                Heaps().peak_exact() ? "" : "; peak growth is a lower bound");
   out += fmt::format("[ memarena ] {:>12} {:>12} {:>12}{}  {}\n", "peak growth", "in use left",
                      "released", device ? DeviceColumnsHeader() : "", "test");
   for (const auto* r : heaviest) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "arena/simulated_memory_source.h"
 #include "memarena/arena.h"
 
 namespace memarena {
@@ -71,6 +72,45 @@ TEST(ArenaConfig, TheArenaRejectsAnInvalidConfig) {
   c.initial_growth_chunk_size_bytes = 0;
   EXPECT_THROW(BfcArena(std::make_shared<HostMemorySource>(), c), ConfigError);
   EXPECT_THROW(BfcArena(nullptr), std::invalid_argument);
+}
+
+// Issue 17: initial_chunk_size_bytes (or initial_growth_chunk_size_bytes) of 2^64 - 1
+// wrapped to 0 when rounded, and the first allocation then doubled 0 forever holding the
+// arena lock. Every size key now has a maximum, named in the message with the range.
+TEST(ArenaConfig, EverySizeKeyHasAMaximumNamedInTheMessage) {
+  for (const char* key : {"max_mem", "initial_chunk_size_bytes", "max_dead_bytes_per_chunk",
+                          "initial_growth_chunk_size_bytes", "max_power_of_two_extend_bytes"}) {
+    const std::string e = ErrorOf((std::string(key) + ":18446744073709551615").c_str());
+    EXPECT_NE(e.find(key), std::string::npos) << e;
+    EXPECT_NE(e.find("281474976710656"), std::string::npos) << "the largest value allowed: " << e;
+    EXPECT_NO_THROW(ArenaConfig::Parse(std::string(key) + ":256TiB")) << key;
+    EXPECT_NE(ErrorOf((std::string(key) + ":257TiB").c_str()), "") << key;
+  }
+  ArenaConfig c;
+  c.initial_chunk_size_bytes = ~std::size_t{0};
+  EXPECT_THROW(BfcArena(std::make_shared<HostMemorySource>(), c), ConfigError);
+  c = ArenaConfig{};
+  c.initial_growth_chunk_size_bytes = ~std::size_t{0};
+  EXPECT_THROW(BfcArena(std::make_shared<HostMemorySource>(), c), ConfigError);
+}
+
+// The largest allowed sizes keep the growth arithmetic in range: a request after a shrink
+// fails (the source cannot back 256 TiB) instead of spinning.
+TEST(ArenaConfig, TheLargestAllowedSizesFailCleanlyInsteadOfSpinning) {
+  ArenaConfig c;
+  c.initial_chunk_size_bytes = std::size_t{1} << 48;
+  c.initial_growth_chunk_size_bytes = std::size_t{1} << 48;
+  c.max_power_of_two_extend_bytes = std::size_t{1} << 48;
+  auto source = std::make_shared<arena::SimulatedMemorySource>(
+      arena::SimulatedMemorySource::Options{.capacity = std::size_t{64} << 20});
+  BfcArena arena(source, c);
+  void* p = arena.TryAllocate(1 << 20);
+  ASSERT_NE(p, nullptr) << "backoff reaches the request";
+  arena.Deallocate(p);
+  arena.ReleaseUnusedSpans();
+  EXPECT_NE(arena.TryAllocate(32 << 20), nullptr);
+  EXPECT_EQ(arena.TryAllocate(std::size_t{1} << 47), nullptr);
+  EXPECT_GE(arena.GetStats().num_ooms, 1u);
 }
 
 TEST(ArenaConfig, FromEnvironmentNamesTheVariable) {

@@ -35,6 +35,10 @@ TEST(HostConfigParse, SizesTakeEverySuffix) {
   EXPECT_EQ(HostConfig::Parse("ceiling:2G").ceiling, std::size_t{2} << 30);
   EXPECT_EQ(HostConfig::Parse("ceiling:1TiB").ceiling, std::size_t{1} << 40);
   EXPECT_EQ(HostConfig::Parse("ceiling:64B").ceiling, 64u);
+  // docs/dropin.md: KB/MB/GB are powers of 1024, and key=value works like key:value.
+  EXPECT_EQ(HostConfig::Parse("ceiling:8GB").ceiling, std::size_t{8} << 30);
+  EXPECT_EQ(HostConfig::Parse("ceiling=1GiB").ceiling, std::size_t{1} << 30);
+  EXPECT_EQ(HostConfig::Parse("release_keep:64MiB").release_keep, std::size_t{64} << 20);
 }
 
 TEST(HostConfigParse, SeveralKeysWithSpacesAndEquals) {
@@ -94,6 +98,22 @@ TEST(FormatBytes, PicksAReadableUnit) {
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
   EXPECT_EQ(FormatBytes(std::size_t{3} << 30), "3.00 GiB");
+}
+
+// Issue 17: every size key of MEMARENA_CONF has a maximum that keeps the heap's arithmetic
+// in range, and the message gives the allowed range.
+TEST(HostConfig, SizeKeysRejectValuesAboveTheirMaximumWithTheRange) {
+  for (const char* key : {"ceiling", "thread_cache_bytes"}) {
+    EXPECT_NO_THROW(HostConfig::Parse(std::string(key) + ":256TiB")) << key;
+    try {
+      HostConfig::Parse(std::string(key) + ":18446744073709551615");
+      ADD_FAILURE() << key << ": 2^64 - 1 accepted";
+    } catch (const ConfigError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find(key), std::string::npos) << text;
+      EXPECT_NE(text.find("at most 256TiB (281474976710656 bytes"), std::string::npos) << text;
+    }
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,6 +195,150 @@ TEST(PluggableAbi, MallocFreeAndRelease) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_GE(memarena_cuda_release_unused(0), 64 * kMiB);
   EXPECT_EQ(memarena_cuda_malloc(0, 0, nullptr), nullptr);
+}
+
+// Issue 10's table on a real device: the rows device_logic_test checks on the fake runtime.
+// A stream is held busy by a host function until the test lets it go.
+TEST(PluggableOnDevice, OutOfMemoryRaisesAndTheProcessGoesOn) {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  try {
+    void* p = memarena_cuda_malloc(2 * total_bytes, 0, nullptr);
+    FAIL() << "allocated " << p << " beyond the device's memory";
+  } catch (const std::bad_alloc& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot allocate"), std::string::npos) << e.what();
+  }
+  void* p = memarena_cuda_malloc(kMiB, 0, nullptr);
+  ASSERT_NE(p, nullptr);
+  memarena_cuda_free(p, kMiB, 0, nullptr);
+}
+
+TEST(PluggableOnDevice, RecordStreamWaitsForTheOtherStream) {
+  cudaStream_t s1 = nullptr;
+  cudaStream_t s2 = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), cudaSuccess);
+  std::atomic<bool> go{false};
+  void* x = memarena_cuda_malloc(kMiB, 0, s1);
+  memarena_cuda_record_stream(x, s2);
+  ASSERT_EQ(cudaLaunchHostFunc(s2, BlockUntilSet, &go), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(x, 1, kMiB, s2), cudaSuccess);  // s2 still writes x
+  memarena_cuda_free(x, kMiB, 0, s1);
+  void* y = memarena_cuda_malloc(kMiB, 0, s1);
+  EXPECT_NE(y, x) << "the new tensor got the block s2 is still writing";
+  go = true;
+  ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
+  memarena_cuda_free(y, kMiB, 0, s1);
+  ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
+TEST(PluggableOnDevice, TwoHundredThousandPairsOnOneStreamUseNoEvents) {
+  cudaStream_t s = nullptr;
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  memarena_cuda_free(memarena_cuda_malloc(256, 0, s), 256, 0, s);
+  const cuda::EventCounters before = cuda::GetEventCounters();
+  for (int i = 0; i < 200000; ++i) {
+    const std::size_t size = i % 3 == 0 ? 256 : i % 3 == 1 ? 64 * 1024 : 4 * kMiB;
+    memarena_cuda_free(memarena_cuda_malloc(size, 0, s), size, 0, s);
+  }
+  const cuda::EventCounters after = cuda::GetEventCounters();
+  EXPECT_EQ(after.created, before.created);
+  EXPECT_EQ(after.recorded, before.recorded);
+  EXPECT_EQ(after.queried, before.queried);
+  void* q = memarena_cuda_malloc(256, 0, other);  // the first allocation on another stream
+  const cuda::EventCounters crossed = cuda::GetEventCounters();
+  EXPECT_LE(crossed.created - after.created, 1u);
+  EXPECT_LE(crossed.queried - after.queried, 8u);
+  memarena_cuda_free(q, 256, 0, other);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(other);
+}
+
+TEST(PluggableOnDevice, EmptyCacheGivesFreedMemoryToTheDriver) {
+  void* big = memarena_cuda_malloc(256 * kMiB, 0, nullptr);
+  memarena_cuda_free(big, 256 * kMiB, 0, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  memarena_stats before{};
+  ASSERT_EQ(memarena_cuda_get_stats(0, &before), 0);
+  memarena_cuda_empty_cache();
+  memarena_stats after{};
+  ASSERT_EQ(memarena_cuda_get_stats(0, &after), 0);
+  EXPECT_GE(before.bytes_held - after.bytes_held, 256 * kMiB);
+}
+
+TEST(PluggableOnDevice, PerThreadStreamsOfTwoThreadsAreTwoStreams) {
+  std::atomic<bool> go{false};
+  std::atomic<bool> freed{false};
+  void* first = nullptr;
+  StreamHandle first_handle = 0;
+  std::thread t1([&] {
+    first = memarena_cuda_malloc(kMiB, 0, cudaStreamPerThread);
+    first_handle = cuda::ToStreamHandle(cudaStreamPerThread);
+    cudaLaunchHostFunc(cudaStreamPerThread, BlockUntilSet, &go);  // this thread's stream is busy
+    memarena_cuda_free(first, kMiB, 0, cudaStreamPerThread);
+    freed = true;
+    while (!go.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    cudaStreamSynchronize(cudaStreamPerThread);
+  });
+  while (!freed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  void* second = nullptr;
+  StreamHandle second_handle = 0;
+  std::thread t2([&] {
+    second = memarena_cuda_malloc(kMiB, 0, cudaStreamPerThread);
+    second_handle = cuda::ToStreamHandle(cudaStreamPerThread);
+    memarena_cuda_free(second, kMiB, 0, cudaStreamPerThread);
+  });
+  t2.join();
+  go = true;
+  t1.join();
+  EXPECT_NE(first_handle, second_handle);
+  EXPECT_NE(first, second) << "thread 2 got a block thread 1's stream was still using";
+}
+
+TEST(PluggableOnDevice, GlobalModeCaptureStaysValidWithAPrivatePool) {
+  constexpr unsigned long long kPool = 77;
+  cudaStream_t capturing = nullptr;
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  std::atomic<bool> go{false};
+  void* busy = memarena_cuda_malloc(4 * kMiB, 0, other);
+  ASSERT_EQ(cudaLaunchHostFunc(other, BlockUntilSet, &go), cudaSuccess);
+  memarena_cuda_free(busy, 4 * kMiB, 0, other);  // other streams must ask the fence for it
+
+  memarena_cuda_begin_graph_pool(0, kPool);
+  ASSERT_EQ(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeGlobal), cudaSuccess);
+  void* in_graph = memarena_cuda_malloc(64 * kMiB, 0, capturing);  // grows the pool
+  ASSERT_EQ(cudaMemsetAsync(in_graph, 0, 64 * kMiB, capturing), cudaSuccess);
+  memarena_cuda_free(in_graph, 64 * kMiB, 0, capturing);
+  void* outside = memarena_cuda_malloc(4 * kMiB, 0, nullptr);
+  EXPECT_NE(outside, in_graph);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(capturing, &graph), cudaSuccess) << "the capture was invalidated";
+  memarena_cuda_end_graph_pool(0, kPool);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, capturing), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(capturing), cudaSuccess);
+  memarena_stats with_pool{};
+  ASSERT_EQ(memarena_cuda_get_stats(0, &with_pool), 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  memarena_cuda_release_graph_pool(0, kPool);
+  memarena_stats released{};
+  ASSERT_EQ(memarena_cuda_get_stats(0, &released), 0);
+  EXPECT_GE(with_pool.bytes_held - released.bytes_held, 64 * kMiB);
+  go = true;
+  ASSERT_EQ(cudaStreamSynchronize(other), cudaSuccess);
+  memarena_cuda_free(outside, 4 * kMiB, 0, nullptr);
+  cudaStreamDestroy(capturing);
+  cudaStreamDestroy(other);
 }
 
 }  // namespace

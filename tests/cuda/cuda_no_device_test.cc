@@ -1,5 +1,6 @@
 // The CUDA backend on a machine without a usable device: every entry point reports the
 // runtime's reason or returns nullptr; nothing crashes. Skips where a device exists.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -36,12 +37,23 @@ TEST_F(NoDevice, FactoriesThrowNamingTheDeviceAndTheReason) {
   }
 }
 
-TEST_F(NoDevice, PluggableAbiReturnsNullAndIgnoresFrees) {
-  EXPECT_EQ(memarena_cuda_malloc(4096, 0, nullptr), nullptr);
-  EXPECT_EQ(memarena_cuda_malloc(4096, -1, nullptr), nullptr);
-  EXPECT_EQ(memarena_cuda_malloc(4096, 1000, nullptr), nullptr);
+// PyTorch never checks the returned pointer, so an unusable device must raise, naming it.
+TEST_F(NoDevice, PluggableAbiRaisesNamingTheDeviceAndIgnoresFrees) {
+  for (int device : {0, -1, 1000}) {
+    try {
+      void* p = memarena_cuda_malloc(4096, device, nullptr);
+      ADD_FAILURE() << "device " << device << " returned " << p;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(fmt::format("device {}", device)), std::string::npos)
+          << e.what();
+    }
+  }
   memarena_cuda_free(nullptr, 0, 0, nullptr);
   EXPECT_EQ(memarena_cuda_release_unused(0), 0u);
+  memarena_cuda_empty_cache();
+  memarena_stats stats{};
+  EXPECT_EQ(memarena_cuda_get_stats(0, &stats), 0);
+  EXPECT_EQ(stats.bytes_held, 0u);
 }
 
 TEST(CudaStreams, HandlesKeepTheDefaultStreamApartFromNoStream) {

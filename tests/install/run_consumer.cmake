@@ -13,7 +13,8 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD}
     -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CXX_COMPILER=${CXX})
 run(${CMAKE_COMMAND} --build ${CONSUMER_BUILD})
 run(${CONSUMER_BUILD}/consumer)
-# pkg-config route: compile the same source with the flags memarena.pc gives.
+# pkg-config route: compile the same source with the flags memarena.pc gives to the plain
+# command the README documents (no --static: the archive's dependencies must be in Libs).
 file(GLOB_RECURSE pc_files ${PREFIX}/memarena.pc)
 if(NOT pc_files)
   message(FATAL_ERROR "memarena.pc was not installed under ${PREFIX}")
@@ -21,7 +22,7 @@ endif()
 list(GET pc_files 0 pc_file)
 get_filename_component(pc_dir ${pc_file} DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-execute_process(COMMAND pkg-config --cflags --libs --static memarena
+execute_process(COMMAND pkg-config --cflags --libs memarena
                 OUTPUT_VARIABLE flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config could not read ${pc_file}")

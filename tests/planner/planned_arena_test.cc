@@ -1,10 +1,15 @@
 // PlannedArena: the conformance suite (outside a run and while recording), a recorded
 // model run served from the pattern with zero overlap, fallbacks on shape or size
-// changes, and release of the old pattern block before a new one is taken.
+// changes, release of the old pattern block before a new one is taken, and planning that
+// never makes an allocation wait.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "conformance/conformance_suite.h"
 #include "planner/planner_test_util.h"
@@ -111,6 +116,7 @@ TEST(PlannedArena, ServesARecordedModelRunWithZeroOverlap) {
   EXPECT_TRUE(Replay(arena, run).intact);
   EXPECT_EQ(arena.FallbackAllocations(), run.sizes.size());
   arena.EndRun();
+  arena.WaitForPlans();
   ASSERT_EQ(arena.cache().size(), 1u);
 
   arena.BeginRun({{1, 3, 224, 224}});
@@ -121,6 +127,7 @@ TEST(PlannedArena, ServesARecordedModelRunWithZeroOverlap) {
   EXPECT_EQ(arena.PlannedHits(), run.sizes.size());
   EXPECT_EQ(arena.FallbackAllocations(), 0u);
   arena.EndRun();
+  arena.WaitForPlans();
   // The block is the planned arena: at least the run's peak of live bytes.
   std::size_t live = 0;
   std::size_t peak = 0;
@@ -142,6 +149,7 @@ TEST(PlannedArena, ShapeChangeFallsBackAndNeverHoldsTwoBlocks) {
     arena.BeginRun({{1, 3}});
     EXPECT_TRUE(Replay(arena, small).intact);
     arena.EndRun();
+    arena.WaitForPlans();
   }
   const std::size_t small_block = arena.PatternBlockSize();
   ASSERT_GT(small_block, 0u);
@@ -154,12 +162,14 @@ TEST(PlannedArena, ShapeChangeFallsBackAndNeverHoldsTwoBlocks) {
   EXPECT_TRUE(Replay(arena, large).intact);
   EXPECT_EQ(arena.PlannedHits(), 0u);
   arena.EndRun();
+  arena.WaitForPlans();
   EXPECT_EQ(arena.cache().size(), 2u);
 
   // Back and forth between the shapes: the upstream never holds both blocks at once.
   arena.BeginRun({{1, 3}});
   EXPECT_TRUE(Replay(arena, small).intact);
   arena.EndRun();
+  arena.WaitForPlans();
   upstream.ResetPeakStats();
   arena.BeginRun({{3, 1}});
   EXPECT_TRUE(arena.ServingPattern());
@@ -167,6 +177,7 @@ TEST(PlannedArena, ShapeChangeFallsBackAndNeverHoldsTwoBlocks) {
   EXPECT_GT(large_block, small_block);
   EXPECT_TRUE(Replay(arena, large).intact);
   arena.EndRun();
+  arena.WaitForPlans();
   EXPECT_EQ(arena.FallbackAllocations(), 0u);
   EXPECT_LE(upstream.GetStats().peak_bytes_held, large_block)
       << "the old pattern block was still held when the new one was taken";
@@ -179,6 +190,7 @@ TEST(PlannedArena, NeverServesAWrongSizedOrStillOccupiedSlot) {
   arena.BeginRun({{8}});
   Replay(arena, run);
   arena.EndRun();
+  arena.WaitForPlans();
 
   // Same shapes, but tensor 5 asks for 8 more bytes: from there on, upstream.
   arena.BeginRun({{8}});
@@ -188,17 +200,20 @@ TEST(PlannedArena, NeverServesAWrongSizedOrStillOccupiedSlot) {
   EXPECT_EQ(arena.PlannedHits(), 5u);
   EXPECT_GT(arena.FallbackAllocations(), 0u);
   arena.EndRun();
+  arena.WaitForPlans();
 
   // The run re-planned itself; now tensor 3 stays live past its recorded free, so its
   // planned bytes would be reused by a later tensor: the arena must notice.
   arena.BeginRun({{8}});
   Replay(arena, run);
   arena.EndRun();
+  arena.WaitForPlans();
   arena.BeginRun({{8}});
   const RunResult held = Replay(arena, run, 3);
   EXPECT_TRUE(held.intact) << "a slot still in use was handed out again";
   EXPECT_GT(arena.FallbackAllocations(), 0u);
   arena.EndRun();
+  arena.WaitForPlans();
 }
 
 // The same record-then-serve cycle over the real upstreams: the host allocator and a BFC
@@ -210,12 +225,14 @@ void RecordAndServe(Allocator& upstream) {
     arena.BeginRun({{4, 4}});
     EXPECT_TRUE(Replay(arena, run).intact) << upstream.name() << " run " << i;
     arena.EndRun();
+    arena.WaitForPlans();
   }
   arena.BeginRun({{4, 4}});
   EXPECT_TRUE(arena.ServingPattern());
   EXPECT_TRUE(Replay(arena, run).intact);
   EXPECT_EQ(arena.PlannedHits(), run.sizes.size());
   arena.EndRun();
+  arena.WaitForPlans();
   EXPECT_GT(arena.ReleaseUnusedSpans(), 0u);
 }
 
@@ -233,6 +250,109 @@ TEST(PlannedArena, RunMisuseIsAClearError) {
   arena.BeginRun({{1}});
   EXPECT_THROW(arena.BeginRun({{1}}), std::logic_error);
   arena.EndRun();
+  arena.WaitForPlans();
+}
+
+// A planner held at a gate for as long as the test wants: "the plan is running" without
+// any timing. If an allocation waited for the plan, the other thread below could not
+// finish while the gate is shut; the gate opens by itself after 60 s so that such a bug
+// fails the test instead of hanging it.
+class PlanGate {
+ public:
+  Plan PlanWhenOpen(const std::vector<PlanTensor>& tensors, const PlanOptions& options) {
+    {
+      std::unique_lock lock(mutex_);
+      entered_ = true;
+      cv_.notify_all();
+      if (!cv_.wait_for(lock, std::chrono::seconds(60), [this] { return open_; })) {
+        timed_out_ = true;
+      }
+    }
+    return PlanBest(tensors, options);
+  }
+  void WaitUntilEntered() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return entered_; });
+  }
+  void Open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool timed_out() {
+    std::lock_guard lock(mutex_);
+    return timed_out_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool entered_ = false;
+  bool open_ = false;
+  bool timed_out_ = false;
+};
+
+TEST(PlannedArena, AllocationsDoNotWaitForARunningPlan) {
+  const ModelRun run = LoadModelRun(1);
+  PlanGate gate;
+  PlannedArenaOptions options;
+  options.planner = [&gate](const std::vector<PlanTensor>& tensors, const PlanOptions& o) {
+    return gate.PlanWhenOpen(tensors, o);
+  };
+  MallocUpstream upstream;
+  PlannedArena arena(upstream, options);
+  arena.BeginRun({{7}});
+  EXPECT_TRUE(Replay(arena, run).intact);
+  arena.EndRun();  // returns at once: the plan is made on the planning thread
+  gate.WaitUntilEntered();
+  EXPECT_TRUE(arena.Planning());
+
+  std::thread other([&] {
+    for (std::size_t i = 0; i < 1000; ++i) {
+      void* p = arena.Allocate(64 + i);
+      arena.Deallocate(p);
+    }
+    // Until the plan is ready, a run with the same shapes is served upstream and recorded.
+    arena.BeginRun({{7}});
+    EXPECT_FALSE(arena.ServingPattern());
+    EXPECT_TRUE(Replay(arena, run).intact);
+    EXPECT_EQ(arena.PlannedHits(), 0u);
+    arena.EndRun();
+  });
+  other.join();
+  EXPECT_TRUE(arena.Planning()) << "the gate is still shut, so the plan must still be running";
+  EXPECT_EQ(arena.cache().size(), 0u);
+  gate.Open();
+  arena.WaitForPlans();
+  EXPECT_FALSE(gate.timed_out()) << "the other thread waited for the plan";
+  EXPECT_FALSE(arena.Planning());
+  EXPECT_EQ(arena.LastPlanError(), "");
+  ASSERT_EQ(arena.cache().size(), 1u);
+
+  arena.BeginRun({{7}});
+  EXPECT_TRUE(arena.ServingPattern());
+  EXPECT_TRUE(Replay(arena, run).intact);
+  EXPECT_EQ(arena.PlannedHits(), run.sizes.size());
+  arena.EndRun();
+}
+
+TEST(PlannedArena, APlanThatThrowsLeavesTheShapesUnplannedAndSaysWhy) {
+  PlannedArenaOptions options;
+  options.planner = [](const std::vector<PlanTensor>&, const PlanOptions&) -> Plan {
+    throw std::runtime_error("planner out of memory");
+  };
+  MallocUpstream upstream;
+  PlannedArena arena(upstream, options);
+  arena.BeginRun({{3}});
+  arena.Deallocate(arena.Allocate(100));
+  arena.EndRun();
+  arena.WaitForPlans();
+  EXPECT_EQ(arena.cache().size(), 0u);
+  EXPECT_NE(arena.LastPlanError().find("planner out of memory"), std::string::npos)
+      << arena.LastPlanError();
+  arena.BeginRun({{3}});
+  EXPECT_FALSE(arena.ServingPattern());
+  arena.EndRun();
 }
 
 TEST(PlannedArena, BlockIsReleasedWhenIdle) {
@@ -243,6 +363,7 @@ TEST(PlannedArena, BlockIsReleasedWhenIdle) {
     arena.BeginRun({{2}});
     Replay(arena, run);
     arena.EndRun();
+    arena.WaitForPlans();
   }
   const std::size_t block = arena.PatternBlockSize();
   ASSERT_GT(block, 0u);

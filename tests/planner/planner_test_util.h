@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,17 @@ inline PlanTensor T(std::string id, std::size_t size, std::int64_t lower, std::i
 inline void ExpectValid(const std::vector<PlanTensor>& tensors, const Plan& plan) {
   const std::optional<std::string> problem = ValidatePlan(tensors, plan);
   EXPECT_FALSE(problem.has_value()) << plan.method << ": " << problem.value_or("");
+}
+
+// The message ReadPlanCsv throws for `text`, or "no error".
+inline std::string CsvError(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    ReadPlanCsv(in);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace memarena::testing

@@ -41,6 +41,26 @@ def titles(root, tag):
     return [t.text or "" for el in root.iter(SVG + tag) for t in el.iter(SVG + "title")]
 
 
+def check_memory_holders(root, trace_path, what):
+    """The "who holds this memory" sections: a size histogram whose allocation counts add up
+    to the trace's allocations, and the largest live blocks at the peak, largest first."""
+    with open(trace_path) as f:
+        allocs = sum(1 for row in csv.DictReader(f) if row["Action"] == "allocate")
+    headings = [h.text or "" for h in root.iter("h2")]
+    check(any("allocation sizes" in h for h in headings), f"{what} report has the size histogram")
+    check(any("largest live blocks at the peak" in h for h in headings),
+          f"{what} report lists the largest live blocks at the peak")
+    tables = list(root.iter("table"))
+    check(len(tables) >= 3, f"{what} report has its results, histogram and largest-blocks tables")
+    if len(tables) < 3:
+        return
+    hist_rows = list(tables[-2].iter("tr"))[1:]
+    counted = sum(int(list(r.iter("td"))[1].text) for r in hist_rows)
+    check(counted == allocs, f"{what} histogram counts {counted} allocations, the trace has {allocs}")
+    largest_rows = list(tables[-1].iter("tr"))[1:]
+    check(0 < len(largest_rows) <= 10, f"{what} lists 1-10 largest blocks, got {len(largest_rows)}")
+
+
 def main():
     memarena, data, out = (os.path.abspath(a) for a in sys.argv[1:4])
     os.makedirs(out, exist_ok=True)
@@ -48,19 +68,20 @@ def main():
     # The demo: self-contained HTML with one timeline per run plus the overlay.
     # 4 MiB is below the scenario's peak in use (about 7 MiB), so OOMs are certain whatever the
     # allocator's footprint.
-    run([memarena, "demo", "--cases", "60", "--requests", "10", "--ceiling", "4MiB",
-         "--no-progress"], cwd=out)
+    run([memarena, "demo", "--cases", "60", "--requests", "10", "--batched-requests", "10",
+         "--ceiling", "4MiB", "--no-progress"], cwd=out)
     html = parse(os.path.join(out, "memarena-demo.html"))
     if html is not None:
         check(html.tag == "html", "demo root is <html>")
         svgs = list(html.iter(SVG + "svg"))
-        check(len(svgs) == 6, f"demo has 6 charts (2 test-suite runs, 3 inference runs, 1 overlay), got {len(svgs)}")
+        check(len(svgs) == 12,
+              f"demo has 12 charts (2 test-suite runs, 2 x 4 inference runs, 2 overlays), got {len(svgs)}")
         text = ET.tostring(html, encoding="unicode")
         check("http" not in text.replace("http://www.w3.org/2000/svg", ""),
               "demo references no external resource")
         check(not list(html.iter("script")), "demo has no script")
         tables = list(html.iter("table"))
-        check(len(tables) == 2, f"demo has 2 tables, got {len(tables)}")
+        check(len(tables) == 3, f"demo has 3 tables, got {len(tables)}")
         releases = [t for t in titles(html, "path") if t.startswith("release after event")]
         ooms = [t for t in titles(html, "path") if t.startswith("OOM at event")]
         check(len(releases) > 0, "demo marks releases")
@@ -84,6 +105,7 @@ def main():
               "replay report marks the OOMs under max_mem")
         lines = list(root.iter(SVG + "polyline"))
         check(len(lines) == 3, f"replay chart has held, in use and ceiling lines, got {len(lines)}")
+        check_memory_holders(root, os.path.join(data, "dynamic_shapes.csv"), "replay")
 
     # compare --report: one table with every allocator and strategy, one picture.
     report = os.path.join(out, "compare.html")
@@ -92,9 +114,10 @@ def main():
     root = parse(report)
     if root is not None:
         check(len(list(root.iter(SVG + "svg"))) == 1, "compare report has one picture")
-        rows = list(root.iter("tr"))
-        check(len(rows) == 6, f"compare table has a header and 5 allocators, got {len(rows)}")
-        check(len(list(root.iter(SVG + "polyline"))) == 6, "compare picture: 5 held lines + in use")
+        rows = list(next(root.iter("table")).iter("tr"))
+        check(len(rows) == 7, f"compare table has a header and 6 allocators, got {len(rows)}")
+        check_memory_holders(root, os.path.join(data, "recorded_python.csv"), "compare")
+        check(len(list(root.iter(SVG + "polyline"))) == 7, "compare picture: 6 held lines + in use")
 
     # plan --svg: one rectangle per tensor (plus the background) and the lower-bound line.
     svg_path = os.path.join(out, "plan.svg")

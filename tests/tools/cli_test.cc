@@ -13,6 +13,7 @@
 #include "memarena/tracing.h"
 #include "replay.h"
 #include "replay_target.h"
+#include "scenarios.h"
 #include "subprocess.h"
 
 namespace memarena::testing {
@@ -55,9 +56,34 @@ TEST(Cli, EverySubcommandHasHelp) {
   }
   const auto top = Cli({"--help"});
   EXPECT_EQ(top.status, 0);
+  EXPECT_TRUE(Contains(top.out, "2 usage error")) << top.out;
   for (const char* command : {"replay", "compare", "plan", "run", "demo"}) {
     EXPECT_TRUE(Contains(top.out, command)) << top.out;
   }
+}
+
+TEST(Cli, HelpTextsSayWhatTheyDo) {
+  const auto version = Cli({"--version"});
+  EXPECT_EQ(version.status, 0) << version.err;
+  EXPECT_TRUE(Contains(version.out, "memarena 0.")) << version.out;
+  const auto run = Cli({"run", "--help"});
+  EXPECT_TRUE(Contains(run.out, "Exit status: the command's own")) << run.out;
+  const auto replay = Cli({"replay", "--help"});
+  const auto first = replay.out.find("ArenaConfig keys");
+  ASSERT_NE(first, std::string::npos) << replay.out;
+  EXPECT_EQ(replay.out.find("ArenaConfig keys", first + 1), std::string::npos) << replay.out;
+  const auto plan = Cli({"plan", "--help"});
+  EXPECT_TRUE(Contains(plan.out, "--capacity BYTES")) << plan.out;
+}
+
+TEST(Cli, PlanCapacitySaysWhetherThePlanFits) {
+  const std::string file = kData + "/lifetimes_small.csv";
+  const auto fits = Cli({"plan", file, "--capacity", "1GiB", "--json"});
+  EXPECT_EQ(fits.status, 0) << fits.err;
+  EXPECT_TRUE(Contains(fits.out, "\"capacity_bytes\":1073741824,\"fits\":true")) << fits.out;
+  const auto too_small = Cli({"plan", file, "--capacity", "1"});
+  EXPECT_EQ(too_small.status, 1) << too_small.err;
+  EXPECT_TRUE(Contains(too_small.out, "does NOT fit")) << too_small.out;
 }
 
 TEST(Cli, BadArgumentsGiveAClearMessageAndNonZeroExit) {
@@ -73,13 +99,24 @@ TEST(Cli, BadArgumentsGiveAClearMessageAndNonZeroExit) {
       {{"replay", "a.csv", "b.csv"}, 2, "unexpected argument 'b.csv'"},
       {{"replay", "a.csv", "--bogus"}, 2, "unknown option '--bogus'"},
       {{"replay", "a.csv", "--report"}, 2, "option '--report' needs a value"},
-      {{"replay", "/nonexistent.csv"}, 1, "/nonexistent.csv: cannot open the trace"},
-      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "jemalloc"}, 1,
+      {{"replay", "/nonexistent.csv"}, 1,
+       "memarena replay: /nonexistent.csv: No such file or directory"},
+      {{"replay", kData}, 1, "memarena replay: " + kData + ": is a directory"},
+      {{"compare", kData}, 1, "memarena compare: " + kData + ": is a directory"},
+      {{"plan", kData}, 1, "memarena plan: " + kData + ": is a directory"},
+      {{"plan", "nosuch.csv"}, 1, "memarena plan: nosuch.csv: No such file or directory"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "jemalloc"}, 2,
        "unknown allocator 'jemalloc'; allowed: host, bfc, planned, system"},
       {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "bfc", "--config", "max_meme:1G"},
-       1, "max_meme"},
-      {{"replay", kData + "/rmm_handwritten.csv", "--config", "thread_cache_bytes:1MiB"}, 1,
-       "only ceiling:SIZE can be set"},
+       2, "--config for bfc: ArenaConfig: unknown key 'max_meme'"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--config", "thread_cache_bytes:1MiB"}, 2,
+       "--config for host: 'thread_cache_bytes:1MiB' is not accepted; host takes only ceiling:SIZE"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--allocator", "system", "--config",
+        "max_mem:1GiB"},
+       2, "--config for system: 'max_mem:1GiB' is not accepted; system takes only ceiling:SIZE"},
+      {{"replay", kData + "/rmm_handwritten.csv", "--config", "ceiling:lots"}, 2,
+       "bad value 'lots' for --config for host: ceiling"},
+      {{"plan", kData + "/lifetimes_small.csv", "--capacity", "0"}, 2, "bad value '0' for --capacity"},
       {{"replay", kData + "/lifetimes_small.csv"}, 1, "the header has no Thread column"},
       {{"compare", kData + "/rmm_handwritten.csv", "--ceiling", "lots"}, 2,
        "bad value 'lots' for --ceiling"},
@@ -110,20 +147,30 @@ tools::ReplayResult DirectReplay(const std::string& trace, const std::string& al
 // `exact`: the allocator is deterministic across processes (BFC, planned). The host
 // allocator is one per process and folds its peak counters lazily, and glibc's usable sizes
 // depend on its dynamic mmap threshold, so for those the peaks agree within 1%.
+// How closely a CLI replay must agree with the same replay in this process. kExact: every
+// figure. kHeldVaries: counts and in-use figures exactly, held only bounded below by in use,
+// because the planner's improving search runs against a clock, so two runs on a busy
+// machine may settle on different plans. kNear: within 1% (a heap shared with the process).
+enum class Agreement { kExact, kHeldVaries, kNear };
+
 void ExpectAgrees(const std::string& json, std::size_t from, const tools::ReplayResult& direct,
-                  bool exact) {
+                  Agreement agreement) {
   EXPECT_EQ(JsonNumber(json, "allocations", from), static_cast<double>(direct.allocations));
   EXPECT_EQ(JsonNumber(json, "frees", from), static_cast<double>(direct.frees));
   EXPECT_EQ(JsonNumber(json, "ooms", from), static_cast<double>(direct.ooms));
   const double in_use = static_cast<double>(direct.peak_in_use);
   const double requested = static_cast<double>(direct.peak_requested);
-  if (exact) {
-    EXPECT_EQ(JsonNumber(json, "peak_in_use", from), in_use);
-    EXPECT_EQ(JsonNumber(json, "peak_requested", from), requested);
-    EXPECT_EQ(JsonNumber(json, "peak_held", from), static_cast<double>(direct.peak_held));
-  } else {
+  if (agreement == Agreement::kNear) {
     EXPECT_NEAR(JsonNumber(json, "peak_in_use", from), in_use, in_use * 0.01);
     EXPECT_NEAR(JsonNumber(json, "peak_requested", from), requested, requested * 0.01);
+    return;
+  }
+  EXPECT_EQ(JsonNumber(json, "peak_in_use", from), in_use);
+  EXPECT_EQ(JsonNumber(json, "peak_requested", from), requested);
+  if (agreement == Agreement::kExact) {
+    EXPECT_EQ(JsonNumber(json, "peak_held", from), static_cast<double>(direct.peak_held));
+  } else {
+    EXPECT_GE(JsonNumber(json, "peak_held", from), in_use);
   }
 }
 
@@ -131,14 +178,17 @@ TEST(Cli, ReplayJsonAgreesWithADirectReplay) {
   const std::string trace = kData + "/dynamic_shapes.csv";
   struct Run {
     std::string allocator, config;
-    bool exact;
+    Agreement agreement;
   };
-  for (const Run& run : std::vector<Run>{{"bfc", "", true},
-                                         {"bfc", "arena_extend_strategy:kSameAsRequested", true},
-                                         {"bfc", "max_mem:16MiB", true},
-                                         {"planned", "", true},
-                                         {"host", "", false},
-                                         {"system", "ceiling:8MiB", false}}) {
+  for (const Run& run : std::vector<Run>{
+           {"bfc", "", Agreement::kExact},
+           {"bfc", "arena_extend_strategy:kSameAsRequested", Agreement::kExact},
+           {"bfc", "max_mem:16MiB", Agreement::kExact},
+           {"bfc", "expandable_segments:1", Agreement::kExact},
+           {"bfc", "expandable_segments:1,max_mem:16MiB", Agreement::kExact},
+           {"planned", "", Agreement::kHeldVaries},
+           {"host", "", Agreement::kNear},
+           {"system", "ceiling:8MiB", Agreement::kNear}}) {
     SCOPED_TRACE(run.allocator + " " + run.config);
     std::vector<std::string> args = {"replay", trace, "--json", "--allocator", run.allocator};
     if (!run.config.empty()) {
@@ -149,7 +199,7 @@ TEST(Cli, ReplayJsonAgreesWithADirectReplay) {
     ASSERT_EQ(r.status, 0) << r.err;
     const tools::ReplayResult direct = DirectReplay(trace, run.allocator, run.config);
     EXPECT_EQ(JsonNumber(r.out, "events"), 992);
-    ExpectAgrees(r.out, r.out.find("\"results\""), direct, run.exact);
+    ExpectAgrees(r.out, r.out.find("\"results\""), direct, run.agreement);
   }
 }
 
@@ -204,9 +254,19 @@ TEST(Cli, HandWrittenRmmLogReplaysCorrectly) {
 TEST(Cli, ReplayShowsProgressOnRequest) {
   const auto r = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--progress"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Contains(r.err, "replay system: 100% (")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "replay: parsing " + kData + "/test_suite.csv (")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "replay system: replaying 100% (")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "ETA ")) << r.err;
   const auto quiet = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--no-progress"});
   EXPECT_EQ(quiet.err, "");
+}
+
+// The planned row records a pass and plans before its measured one: the line says so.
+TEST(Cli, ComparesPlannedRowNamesItsPhases) {
+  const auto r = Cli({"compare", kData + "/test_suite.csv", "--progress"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, ": recording and planning ")) << r.err;
+  EXPECT_TRUE(Contains(r.err, ": replaying ")) << r.err;
 }
 
 TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
@@ -216,22 +276,27 @@ TEST(Cli, CompareShowsEveryAllocatorAndStrategyAgreeingWithDirectReplays) {
   const std::vector<std::pair<std::string, std::string>> lineup = {
       {"bfc", "arena_extend_strategy:kNextPowerOfTwo"},
       {"bfc", "arena_extend_strategy:kSameAsRequested"},
+      {"bfc", "expandable_segments:1"},
       {"planned", ""},
       {"system", ""}};
-  const std::vector<bool> exact = {true, true, true, false};
+  const std::vector<Agreement> agreement = {Agreement::kExact, Agreement::kExact,
+                                           Agreement::kExact, Agreement::kHeldVaries,
+                                           Agreement::kNear};
   const std::vector<std::string> labels = {"\"bfc (kNextPowerOfTwo)\"", "\"bfc (kSameAsRequested)\"",
-                                           "\"planned\"", "\"system\""};
+                                           "\"bfc (expandable)\"", "\"planned\"", "\"system\""};
   EXPECT_TRUE(Contains(r.out, "{\"allocator\":\"host\"")) << r.out;
   for (std::size_t i = 0; i < lineup.size(); ++i) {
     SCOPED_TRACE(labels[i]);
     const std::size_t at = r.out.find("{\"allocator\":" + labels[i]);
     ASSERT_NE(at, std::string::npos) << r.out;
-    ExpectAgrees(r.out, at, DirectReplay(trace, lineup[i].first, lineup[i].second), exact[i]);
+    ExpectAgrees(r.out, at, DirectReplay(trace, lineup[i].first, lineup[i].second),
+                 agreement[i]);
   }
   const auto text = Cli({"compare", trace, "--ceiling", "1MiB"});
   ASSERT_EQ(text.status, 0) << text.err;
   for (const char* label : {"host (ceiling 1.00 MiB)", "bfc (kNextPowerOfTwo, max_mem 1.00 MiB)",
-                            "bfc (kSameAsRequested, max_mem 1.00 MiB)", "planned (ceiling 1.00 MiB)",
+                            "bfc (kSameAsRequested, max_mem 1.00 MiB)",
+                            "bfc (expandable, max_mem 1.00 MiB)", "planned (ceiling 1.00 MiB)",
                             "system (ceiling 1.00 MiB)"}) {
     EXPECT_TRUE(Contains(text.out, label)) << text.out;
   }
@@ -319,14 +384,31 @@ TEST(Cli, RunAppliesTheCeiling) {
 TEST(Cli, DemoNeedsNoInputAndWritesItsReport) {
   const std::string dir = TempDir();
   const auto r = RunProcess({"sh", "-c", "cd '" + dir + "' && exec '" + MEMARENA_CLI +
-                                             "' demo --cases 30 --requests 12 --no-progress"});
+                                             "' demo --cases 30 --requests 12 --batched-requests 20 --no-progress"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* part : {"1. test suite", "release after each test", "2. dynamic-shape inference",
-                           "bfc (kNextPowerOfTwo)", "bfc (kSameAsRequested)", "planned",
+                           "3. batched dynamic-shape inference", "bfc (kNextPowerOfTwo)",
+                           "bfc (kSameAsRequested)", "bfc (expandable)", "planned",
                            "report written to memarena-demo.html"}) {
     EXPECT_TRUE(Contains(r.out, part)) << part << "\n" << r.out;
   }
   EXPECT_TRUE(std::filesystem::exists(dir + "/memarena-demo.html"));
+}
+
+// Issue 19's bar, on the arena's own accounting: the generated batched dynamic-shape trace
+// (about 25k events, batch 1-16 x sequence 16-512, as `memarena demo --write-traces` writes
+// it) replays through the expandable arena with peak held within 5% of peak requested,
+// where the plain arena holds far more.
+TEST(Cli, ExpandableArenaHoldsWithinFivePercentOfTheBatchedTracesPeak) {
+  const std::string trace = TempDir() + "/batched_inference.csv";
+  WriteTrace(trace, tools::BatchedInferenceScenario(280, 6, 2024).trace);
+  const auto r = Cli({"replay", trace, "--allocator", "bfc", "--config", "expandable_segments:1", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(JsonNumber(r.out, "events"), 24000);
+  EXPECT_EQ(JsonNumber(r.out, "ooms"), 0);
+  EXPECT_LE(JsonNumber(r.out, "peak_held") / JsonNumber(r.out, "peak_requested"), 1.05) << r.out;
+  const tools::ReplayResult plain = DirectReplay(trace, "bfc", "");
+  EXPECT_GT(static_cast<double>(plain.peak_held) / static_cast<double>(plain.peak_requested), 1.5);
 }
 
 }  // namespace

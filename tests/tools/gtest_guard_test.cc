@@ -55,6 +55,42 @@ TEST(GtestGuard, WithoutABudgetEverythingPassesAndTheHeaviestComesFirst) {
   EXPECT_LT(growing, clean) << r.out;
 }
 
+// The documented setups, each with a test that leaks 16 MiB through malloc under a 1 MiB
+// growth budget. Without a drop-in, malloc is glibc's (or a sanitizer's in those builds).
+TEST(GtestGuard, MallocLeakIsCaughtWithoutADropIn) {
+  const auto r = RunFixture("Guard.LeaksThroughMalloc", {"MEMARENA_TEST_GROWTH_BUDGET=1MiB"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "Guard.LeaksThroughMalloc left 16.")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "Guard.LeaksThroughMalloc  OVER BUDGET")) << r.out;
+}
+
+#if defined(MEMARENA_GUARD_FIXTURE_LINKED)
+TEST(GtestGuard, MallocLeakIsCaughtWithTheLinkedDropIn) {
+  const auto r = RunProcess({MEMARENA_GUARD_FIXTURE_LINKED, "--gtest_filter=Guard.LeaksThroughMalloc"},
+                            {"MEMARENA_TEST_BUDGET=", "MEMARENA_TEST_GROWTH_BUDGET=1MiB"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "Guard.LeaksThroughMalloc left 16.")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "memarena host allocator (also behind malloc)")) << r.out;
+}
+
+TEST(GtestGuard, MallocLeakIsCaughtUnderLdPreload) {
+  const auto r = RunFixture("Guard.LeaksThroughMalloc",
+                            {"MEMARENA_TEST_GROWTH_BUDGET=1MiB",
+                             std::string("LD_PRELOAD=") + MEMARENA_DROPIN_LIBRARY});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "Guard.LeaksThroughMalloc left 16.")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "+ preloaded memarena drop-in (malloc)")) << r.out;
+}
+
+TEST(GtestGuard, PeakBudgetSeesMallocUnderLdPreload) {
+  const auto r = RunFixture("Guard.LeaksThroughMalloc",
+                            {"MEMARENA_TEST_BUDGET=1MiB",
+                             std::string("LD_PRELOAD=") + MEMARENA_DROPIN_LIBRARY});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "over its budget of 1.00 MiB")) << r.out;
+}
+#endif
+
 TEST(GtestGuard, BudgetSetInCodeApplies) {
   const auto r = RunFixture("Guard.CodeBudget", {});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
@@ -108,8 +144,10 @@ TEST(GtestGuard, DeviceBudgetFailsOnlyTheTestThatPeaksOverIt) {
 TEST(GtestGuard, DeviceReportSitsBesideTheHostOneAndReleaseRestoresTheBaseline) {
   const auto r = RunFixture(kDeviceSuite, {});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_TRUE(Contains(r.out, "[ memarena ] heaviest 4 of 4 tests (host allocator | device arenas)"))
+  // The host side names the heaps it read (the host allocator, and malloc's heap).
+  EXPECT_TRUE(Contains(r.out, "[ memarena ] heaviest 4 of 4 tests (memarena host allocator"))
       << r.out;
+  EXPECT_TRUE(Contains(r.out, " | device arenas")) << r.out;
   // Columns: host peak growth, in use left, released | device baseline, peak, growth, released.
   EXPECT_TRUE(Contains(ReportRow(r.out, "DeviceGuard.Peaky"),
                        "| 16.00 MiB 80.00 MiB 64.00 MiB 64.00 MiB"))

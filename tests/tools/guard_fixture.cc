@@ -1,8 +1,11 @@
 // A test program for gtest_guard_test, linked with memarena::gtest_main: host tests (clean,
-// deliberately growing, budget set in code) and device tests on a simulated device arena
-// (one peaks far above the others, one sets its device budget in code).
+// deliberately growing through the host allocator and through malloc, budget set in code)
+// and device tests on a simulated device arena (one peaks far above the others, one sets its
+// device budget in code).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -23,6 +26,15 @@ TEST(Guard, Clean) { UseHost(); }
 TEST(Guard, Growing) {
   static std::vector<void*> kept;
   for (int i = 0; i < 8; ++i) kept.push_back(memarena::HostAllocator().Allocate(4 * kMiB));
+}
+
+// Keeps 16 MiB from malloc alive after it ends: whichever heap is behind malloc (glibc's, a
+// sanitizer's, the preloaded or linked drop-in) the guard must see it.
+TEST(Guard, LeaksThroughMalloc) {
+  static void* kept = nullptr;
+  kept = std::malloc(16 * kMiB);
+  ASSERT_NE(kept, nullptr);
+  std::memset(kept, 1, 16 * kMiB);
 }
 
 TEST(Guard, CodeBudget) {

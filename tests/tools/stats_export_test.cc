@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "arena/simulated_memory_source.h"
+#include "memarena/arena.h"
 #include "memarena/export.h"
 
 namespace memarena {
@@ -92,6 +94,54 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   EXPECT_NE(text.find("memarena_ooms_total{allocator=\"host\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_fragmentation_ratio{allocator=\"host\"} 0.3\n"), std::string::npos);
   EXPECT_EQ(text.find("size_class"), std::string::npos);  // no size classes: no such family
+}
+
+// Every sample of a family typed `counter`, by metric name.
+std::map<std::string, double> CounterSamples(const std::string& text) {
+  std::map<std::string, bool> is_counter;
+  std::map<std::string, double> samples;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string first, second, third;
+    words >> first >> second >> third;
+    if (first == "#" && second == "TYPE") {
+      std::string type;
+      words >> type;
+      is_counter[third] = type == "counter";
+    } else if (!first.empty() && first[0] != '#') {
+      const std::string family = first.substr(0, first.find('{'));
+      if (is_counter[family]) samples[first] = std::stod(second);
+    }
+  }
+  return samples;
+}
+
+// Issue 17: arena_extensions_total went down after a shrink (ORT lowers
+// num_arena_extensions when a region goes back). Counters must never decrease.
+TEST(StatsToPrometheus, CountersNeverDecreaseAcrossAnArenaShrink) {
+  auto source = std::make_shared<arena::SimulatedMemorySource>();
+  ArenaConfig config;
+  config.arena_extend_strategy = ArenaExtendStrategy::kSameAsRequested;
+  BfcArena arena(source, config);
+  void* a = arena.Allocate(1 << 20);
+  void* b = arena.Allocate(4 << 20);
+  const std::map<std::string, double> before =
+      CounterSamples(StatsToPrometheus(arena.GetStats(), "bfc"));
+  ASSERT_EQ(before.at("memarena_arena_extensions_total{allocator=\"bfc\"}"), 2.0);
+  arena.Deallocate(a);
+  arena.Deallocate(b);
+  ASSERT_GT(arena.ReleaseUnusedSpans(), 0u);
+  const std::string after_text = StatsToPrometheus(arena.GetStats(), "bfc");
+  const std::map<std::string, double> after = CounterSamples(after_text);
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [name, value] : before) {
+    EXPECT_GE(after.at(name), value) << name << " decreased";
+  }
+  EXPECT_NE(after_text.find("# TYPE memarena_arena_extensions gauge"), std::string::npos);
+  EXPECT_NE(after_text.find("memarena_arena_extensions{allocator=\"bfc\"} 0"), std::string::npos)
+      << after_text;
 }
 
 TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {

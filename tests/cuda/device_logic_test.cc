@@ -1,0 +1,325 @@
+// The GPU backend's logic on the fake device runtime (no GPU needed), one test per row of
+// issue 10's table plus the error and merge rules: OOM raises through the C ABI,
+// record_stream, empty_cache, bounded events over 200k pairs, per-thread streams, CUDA-graph
+// capture with private pools, sticky errors, a failing cudaSetDevice, cross-stream merging.
+// Each pluggable-ABI test uses its own device, because the ABI keeps one arena per device.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "fake_device_runtime.h"
+#include "memarena/cuda.h"
+#include "memarena/errors.h"
+
+namespace memarena::cuda {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kDeviceBytes = std::size_t{1} << 30;
+constexpr int kDevices = 10;
+
+// The one fake for the whole binary, installed before any arena exists.
+FakeDeviceRuntime& Fake() {
+  static auto* fake = [] {
+    auto runtime = std::make_shared<FakeDeviceRuntime>(kDevices, kDeviceBytes);
+    SetDeviceRuntime(runtime);
+    return runtime.get();
+  }();
+  return *fake;
+}
+
+CUstream_st* Cuda(DeviceStream s) { return reinterpret_cast<CUstream_st*>(s.value); }
+
+DeviceStream NewStream() {
+  DeviceStream s;
+  EXPECT_TRUE(Fake().StreamCreate(&s).ok());
+  return s;
+}
+
+// PyTorch's alloc function type: what CUDAPluggableAllocator calls.
+using AllocFn = void* (*)(std::size_t, int, CUstream_st*);
+
+std::string OomMessage(AllocFn alloc, std::size_t size, int device, CUstream_st* stream) {
+  try {
+    void* p = alloc(size, device, stream);
+    ADD_FAILURE() << "allocated " << p << " instead of raising";
+  } catch (const std::bad_alloc& e) {
+    return e.what();
+  }
+  return "";
+}
+
+memarena_stats Stats(int device) {
+  memarena_stats s{};
+  EXPECT_EQ(memarena_cuda_get_stats(device, &s), 0);
+  return s;
+}
+
+// Row 1: torch.empty(2 * total) must raise, carrying the diagnostic, and the process goes on.
+TEST(DeviceLogic, OutOfMemoryRaisesThroughTheCAbiWithTheDiagnostic) {
+  constexpr int kDevice = 1;
+  Fake();
+  const AllocFn alloc = &memarena_cuda_malloc;
+  const std::string what = OomMessage(alloc, 2 * kDeviceBytes, kDevice, nullptr);
+  EXPECT_NE(what.find("cannot allocate 2147483648 bytes on device 1"), std::string::npos) << what;
+  EXPECT_NE(what.find("in use"), std::string::npos) << what;
+  EXPECT_EQ(what.find("not out of memory"), std::string::npos) << what;
+  void* p = memarena_cuda_malloc(kMiB, kDevice, nullptr);
+  ASSERT_NE(p, nullptr);
+  memarena_cuda_free(p, kMiB, kDevice, nullptr);
+  EXPECT_EQ(Stats(kDevice).num_ooms, 1u);
+}
+
+// Row 2: x.record_stream(s2); del x while s2 still writes it; a new tensor of the same size.
+TEST(DeviceLogic, RecordStreamKeepsTheBlockUntilTheOtherStreamsWorkCompletes) {
+  constexpr int kDevice = 2;
+  const DeviceStream s1 = NewStream();
+  const DeviceStream s2 = NewStream();
+  void* x = memarena_cuda_malloc(kMiB, kDevice, Cuda(s1));
+  memarena_cuda_record_stream(x, Cuda(s2));
+  Fake().Launch(s2);  // s2 still writes x
+  memarena_cuda_free(x, kMiB, kDevice, Cuda(s1));
+  EXPECT_EQ(Stats(kDevice).bytes_in_use, kMiB) << "x was freed while s2 still used it";
+  void* y = memarena_cuda_malloc(kMiB, kDevice, Cuda(s1));
+  EXPECT_NE(y, x) << "the new tensor got the block s2 is still writing";
+  Fake().CompleteAll(s2);
+  memarena_cuda_free(y, kMiB, kDevice, Cuda(s1));  // also collects finished deferred frees
+  EXPECT_EQ(Stats(kDevice).bytes_in_use, 0u) << "x never came back after s2 completed";
+  void* z = memarena_cuda_malloc(kMiB, kDevice, Cuda(s1));
+  EXPECT_TRUE(z == x || z == y);
+  memarena_cuda_free(z, kMiB, kDevice, Cuda(s1));
+}
+
+// Row 3: torch.cuda.empty_cache() after freeing a big tensor gives the memory back.
+TEST(DeviceLogic, EmptyCacheGivesFreedMemoryBackToTheDriver) {
+  constexpr int kDevice = 3;
+  const DeviceStream s = NewStream();
+  void* big = memarena_cuda_malloc(256 * kMiB, kDevice, Cuda(s));
+  ASSERT_NE(big, nullptr);
+  memarena_cuda_free(big, 256 * kMiB, kDevice, Cuda(s));
+  const std::size_t before = Fake().counters().bytes_allocated;
+  const std::size_t held_before = Stats(kDevice).bytes_held;
+  memarena_cuda_empty_cache();
+  EXPECT_GE(before - Fake().counters().bytes_allocated, 256 * kMiB);
+  EXPECT_GE(held_before - Stats(kDevice).bytes_held, 256 * kMiB);
+}
+
+// Row 4: 200,000 pairs on one stream create and record no event; another stream's first
+// allocation afterwards costs a bounded number of event calls, and release drains.
+TEST(DeviceLogic, TwoHundredThousandPairsOnOneStreamUseNoEvents) {
+  constexpr int kDevice = 4;
+  const DeviceStream s = NewStream();
+  const DeviceStream other = NewStream();
+  void* warm = memarena_cuda_malloc(256, kDevice, Cuda(s));  // creates the arena
+  memarena_cuda_free(warm, 256, kDevice, Cuda(s));
+  const FakeDeviceRuntime::Counters before = Fake().counters();
+  const EventCounters backend_before = GetEventCounters();
+  for (int i = 0; i < 200000; ++i) {
+    void* p = memarena_cuda_malloc(i % 2 == 0 ? 256 : 65536, kDevice, Cuda(s));
+    memarena_cuda_free(p, 0, kDevice, Cuda(s));
+  }
+  const FakeDeviceRuntime::Counters after = Fake().counters();
+  EXPECT_EQ(after.events_created, before.events_created);
+  EXPECT_EQ(after.event_records, before.event_records);
+  EXPECT_EQ(after.event_queries, before.event_queries);
+  const EventCounters backend_after = GetEventCounters();  // the backend's own count agrees
+  EXPECT_EQ(backend_after.created, backend_before.created);
+  EXPECT_EQ(backend_after.recorded, backend_before.recorded);
+  EXPECT_EQ(backend_after.queried, backend_before.queried);
+  void* q = memarena_cuda_malloc(256, kDevice, Cuda(other));
+  const FakeDeviceRuntime::Counters crossed = Fake().counters();
+  EXPECT_LE(crossed.event_records - after.event_records, 1u);
+  EXPECT_LE(crossed.event_queries - after.event_queries, 4u);
+  memarena_cuda_free(q, 256, kDevice, Cuda(other));
+  EXPECT_LE(Fake().live_events(), 4u);
+  const memarena_stats stats = Stats(kDevice);
+  EXPECT_EQ(stats.bytes_in_use, 0u);
+  EXPECT_EQ(stats.num_allocs, 200002u);
+  EXPECT_EQ(memarena_cuda_release_unused(kDevice), stats.bytes_held) << "release drained nothing";
+}
+
+// Cross-stream traffic while the freeing stream stays busy: events are recycled from a few,
+// never one per free.
+TEST(DeviceLogic, CrossStreamTrafficKeepsEventsBounded) {
+  Fake();
+  auto arena = MakeDeviceArena(0);
+  const DeviceStream busy = NewStream();
+  const StreamHandle s1 = ToStreamHandle(Cuda(busy));
+  const StreamHandle s2 = ToStreamHandle(Cuda(NewStream()));
+  Fake().Launch(busy);
+  const std::uint64_t created_before = Fake().counters().events_created;
+  for (int i = 0; i < 10000; ++i) {
+    void* p = arena->TryAllocateOnStream(4096, 256, s1);
+    arena->DeallocateOnStream(p, s1);
+    void* q = arena->TryAllocateOnStream(4096, 256, s2);
+    ASSERT_NE(q, p) << "stream 2 took a block stream 1 is still using, at pair " << i;
+    arena->DeallocateOnStream(q, s2);
+  }
+  EXPECT_LE(Fake().counters().events_created - created_before, 4u);
+  Fake().CompleteAll(busy);
+  EXPECT_EQ(arena->GetStats().bytes_in_use, 0u);
+  const std::uint64_t extensions = arena->GetStats().num_arena_extensions;
+  EXPECT_LE(extensions, 2u) << "the loop kept growing the arena";
+  void* reused = arena->TryAllocateOnStream(4096, 256, s2);
+  EXPECT_EQ(arena->GetStats().num_arena_extensions, extensions);
+  arena->DeallocateOnStream(reused, s2);
+}
+
+// Row 5: two threads on cudaStreamPerThread are two streams.
+TEST(DeviceLogic, PerThreadStreamsOfTwoThreadsAreTwoStreams) {
+  constexpr int kDevice = 5;
+  CUstream_st* const per_thread = Cuda(kPerThreadStream);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool freed = false;
+  void* first = nullptr;
+  StreamHandle first_handle = 0;
+  std::thread t1([&] {
+    first = memarena_cuda_malloc(kMiB, kDevice, per_thread);
+    first_handle = ToStreamHandle(per_thread);
+    Fake().Launch(kPerThreadStream);  // thread 1's stream still uses the block
+    memarena_cuda_free(first, kMiB, kDevice, per_thread);
+    std::lock_guard<std::mutex> lock(mutex);
+    freed = true;
+    cv.notify_all();
+  });
+  void* second = nullptr;
+  StreamHandle second_handle = 0;
+  std::thread t2([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return freed; });
+    second = memarena_cuda_malloc(kMiB, kDevice, per_thread);
+    second_handle = ToStreamHandle(per_thread);
+    memarena_cuda_free(second, kMiB, kDevice, per_thread);
+  });
+  t1.join();
+  t2.join();
+  EXPECT_NE(first_handle, second_handle);
+  EXPECT_NE(first, second) << "thread 2 got a block thread 1's stream was still using";
+}
+
+// Row 6: capture in global mode: no event call that invalidates it, growth works, memory
+// freed in the capture stays in the graph's pool, and releasing the graph frees the pool.
+TEST(DeviceLogic, GraphCaptureStaysValidAndItsPoolIsPrivate) {
+  constexpr int kDevice = 6;
+  constexpr unsigned long long kPool = 42;
+  const DeviceStream capturing = NewStream();
+  const DeviceStream other = NewStream();
+  // Before the capture: a block freed on a busy stream, so other streams must ask the fence.
+  void* busy = memarena_cuda_malloc(4 * kMiB, kDevice, Cuda(other));
+  Fake().Launch(other);
+  memarena_cuda_free(busy, 4 * kMiB, kDevice, Cuda(other));
+
+  memarena_cuda_begin_graph_pool(kDevice, kPool);
+  Fake().BeginCapture(capturing, 7);
+  void* in_graph = memarena_cuda_malloc(4 * kMiB, kDevice, Cuda(capturing));  // grows the pool
+  ASSERT_NE(in_graph, nullptr);
+  memarena_cuda_free(in_graph, 4 * kMiB, kDevice, Cuda(capturing));
+  void* outside = memarena_cuda_malloc(4 * kMiB, kDevice, Cuda(NewStream()));
+  EXPECT_NE(outside, in_graph) << "a block freed inside the capture went to another stream";
+  EXPECT_TRUE(Fake().EndCapture(capturing)) << "the allocator invalidated the capture";
+  memarena_cuda_end_graph_pool(kDevice, kPool);
+
+  const std::size_t held_with_pool = Stats(kDevice).bytes_held;
+  memarena_cuda_release_graph_pool(kDevice, kPool);
+  EXPECT_GE(held_with_pool - Stats(kDevice).bytes_held, 4 * kMiB) << "the pool outlived its graph";
+  memarena_cuda_free(outside, 4 * kMiB, kDevice, nullptr);
+}
+
+// Only cudaErrorMemoryAllocation is out of memory: a sticky error is reported as such after
+// one cudaMalloc, not retried as if memory were short.
+TEST(DeviceLogic, StickyErrorIsReportedAndNotRetried) {
+  constexpr int kDevice = 7;
+  Fake().InjectStickyError(kDevice);
+  const std::uint64_t calls_before = Fake().counters().malloc_calls;
+  const std::string what = OomMessage(&memarena_cuda_malloc, 64 * kMiB, kDevice, nullptr);
+  EXPECT_NE(what.find("sticky CUDA error"), std::string::npos) << what;
+  EXPECT_NE(what.find("cudaErrorIllegalAddress"), std::string::npos) << what;
+  EXPECT_EQ(Fake().counters().malloc_calls - calls_before, 1u);
+  OomMessage(&memarena_cuda_malloc, 64 * kMiB, kDevice, nullptr);
+  EXPECT_EQ(Fake().counters().malloc_calls - calls_before, 1u) << "retried a dead context";
+}
+
+TEST(DeviceLogic, FailedSetDeviceIsReported) {
+  constexpr int kDevice = 8;
+  Fake().FailSetDevice(true);
+  const std::string what = OomMessage(&memarena_cuda_malloc, kMiB, kDevice, nullptr);
+  Fake().FailSetDevice(false);
+  EXPECT_NE(what.find("cudaSetDevice(8) failed"), std::string::npos) << what;
+  EXPECT_NE(what.find("cudaErrorInvalidDevice"), std::string::npos) << what;
+}
+
+TEST(DeviceLogic, StatsAndMemoryFraction) {
+  constexpr int kDevice = 9;
+  memarena_stats unused{};
+  EXPECT_EQ(memarena_cuda_get_stats(kDevice, &unused), 0);
+  EXPECT_EQ(unused.bytes_held, 0u);
+  EXPECT_EQ(memarena_cuda_get_stats(kDevice, nullptr), EINVAL);
+  void* p = memarena_cuda_malloc(3 * kMiB, kDevice, nullptr);
+  const memarena_stats s = Stats(kDevice);
+  EXPECT_GE(s.bytes_in_use, 3 * kMiB);  // counted at the chunk's size, as ORT does
+  EXPECT_EQ(s.bytes_requested, 3 * kMiB);
+  EXPECT_GE(s.bytes_held, 3 * kMiB);
+  EXPECT_EQ(s.num_allocs, 1u);
+  memarena_cuda_free(memarena_cuda_malloc(8 * kMiB, kDevice, nullptr), 8 * kMiB, kDevice, nullptr);
+  EXPECT_GE(Stats(kDevice).peak_bytes_in_use, 8 * kMiB);
+  memarena_cuda_reset_peak_stats(kDevice);
+  EXPECT_LT(Stats(kDevice).peak_bytes_in_use, 8 * kMiB) << "the peak did not restart";
+  EXPECT_EQ(memarena_cuda_set_memory_fraction(1.5, kDevice), EINVAL);
+  ASSERT_EQ(memarena_cuda_set_memory_fraction(0.05, kDevice), 0);  // ~51 MiB
+  const std::string what = OomMessage(&memarena_cuda_malloc, 128 * kMiB, kDevice, nullptr);
+  EXPECT_NE(what.find("memory fraction"), std::string::npos) << what;
+  memarena_cuda_free(p, 3 * kMiB, kDevice, nullptr);
+}
+
+// Free neighbours freed on different streams merge once both streams' work completed.
+TEST(DeviceLogic, NeighboursFreedOnDifferentStreamsMergeOnceComplete) {
+  Fake();
+  auto arena = MakeDeviceArena(0);
+  const DeviceStream s1 = NewStream();
+  const DeviceStream s2 = NewStream();
+  const DeviceStream s3 = NewStream();
+  void* a = arena->TryAllocateOnStream(512 * 1024, 256, ToStreamHandle(Cuda(s1)));
+  void* b = arena->TryAllocateOnStream(512 * 1024, 256, ToStreamHandle(Cuda(s2)));
+  ASSERT_EQ(static_cast<char*>(b), static_cast<char*>(a) + 512 * 1024);
+  Fake().Launch(s1);
+  Fake().Launch(s2);
+  arena->DeallocateOnStream(a, ToStreamHandle(Cuda(s1)));
+  arena->DeallocateOnStream(b, ToStreamHandle(Cuda(s2)));
+  Fake().CompleteAll(s1);
+  Fake().CompleteAll(s2);
+  void* c = arena->TryAllocateOnStream(kMiB, 256, ToStreamHandle(Cuda(s3)));
+  EXPECT_EQ(c, a) << "the two halves did not merge";
+  EXPECT_EQ(arena->GetStats().num_arena_extensions, 1u);
+  arena->DeallocateOnStream(c, ToStreamHandle(Cuda(s3)));
+}
+
+// A block freed on a busy stream goes to another stream only after that work completed; its
+// own stream reuses it at once.
+TEST(DeviceLogic, SameStreamReusesAtOnceOtherStreamsWait) {
+  Fake();
+  auto arena = MakeDeviceArena(0);
+  const StreamHandle s1 = ToStreamHandle(Cuda(NewStream()));
+  const StreamHandle s2 = ToStreamHandle(Cuda(NewStream()));
+  void* a = arena->TryAllocateOnStream(kMiB, 256, s1);
+  Fake().Launch(DeviceStream{s1});
+  arena->DeallocateOnStream(a, s1);
+  void* on_other = arena->TryAllocateOnStream(2 * kMiB, 256, s2);  // a region of its own
+  EXPECT_NE(on_other, a);
+  void* on_same = arena->TryAllocateOnStream(kMiB, 256, s1);
+  EXPECT_EQ(on_same, a);
+  arena->DeallocateOnStream(on_same, s1);
+  Fake().CompleteAll(DeviceStream{s1});
+  void* after = arena->TryAllocateOnStream(kMiB, 256, s2);
+  EXPECT_EQ(after, a);
+  arena->DeallocateOnStream(after, s2);
+  arena->DeallocateOnStream(on_other, s2);
+}
+
+}  // namespace
+}  // namespace memarena::cuda

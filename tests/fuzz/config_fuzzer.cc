@@ -1,0 +1,49 @@
+// libFuzzer harness for both config parsers (MEMARENA_CONF's HostConfig and ArenaConfig):
+// any text either parses or throws ConfigError (nothing else escapes), a parsed ArenaConfig
+// passes Validate() with every size within kMaxConfigBytes, and an arena built from it
+// serves a request (or refuses it) without hanging.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "arena/simulated_memory_source.h"
+#include "common/config_parser.h"
+#include "fuzz/fuzz_input.h"
+#include "memarena/arena.h"
+#include "memarena/config.h"
+#include "memarena/errors.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using memarena::fuzz::Check;
+  memarena::fuzz::CountOperation();  // one parse (of both parsers) per input
+  memarena::fuzz::FuzzInput in(data, size);
+  const std::string text = in.Rest();
+  try {
+    const memarena::HostConfig host = memarena::HostConfig::Parse(text);
+    Check(host.ceiling <= memarena::common::kMaxConfigBytes, "ceiling above the maximum");
+    Check(host.thread_cache_bytes <= memarena::common::kMaxConfigBytes,
+          "thread_cache_bytes above the maximum");
+  } catch (const memarena::ConfigError&) {
+  }
+  memarena::ArenaConfig config;
+  try {
+    config = memarena::ArenaConfig::Parse(text);
+  } catch (const memarena::ConfigError&) {
+    return 0;
+  }
+  config.Validate();  // throws (a crash here) if Parse let a bad value through
+  memarena::arena::SimulatedMemorySource::Options options;
+  options.capacity = std::size_t{64} << 20;
+  memarena::BfcArena arena(std::make_shared<memarena::arena::SimulatedMemorySource>(options),
+                           config);
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{4096}, std::size_t{1} << 20}) {
+    void* p = arena.TryAllocate(bytes);
+    if (p != nullptr) arena.Deallocate(p);
+  }
+  arena.ReleaseUnusedSpans();
+  void* p = arena.TryAllocate(std::size_t{3} << 20);
+  if (p != nullptr) arena.Deallocate(p);
+  Check(arena.GetStats().bytes_in_use == 0, "bytes in use after freeing everything");
+  return 0;
+}

@@ -1,0 +1,225 @@
+// Issue 17: double, interior and foreign frees of the host heap are caught (abort with a
+// message by default, or reported and skipped), and malloc_usable_size of such a pointer
+// is 0. Each case below went unnoticed before and corrupted the heap or leaked silently.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "host/heap.h"
+#include "host/host_api.h"
+#include "common/asan.h"
+#include "host/invalid_free.h"
+#include "memarena/config.h"
+#include "memarena/errors.h"
+
+namespace memarena::host {
+namespace {
+
+// Report mode for the test's body, the default (abort) restored after.
+class ReportedFrees : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SetInvalidFreeAction(InvalidFreeAction::kReport);
+    before_ = InvalidFrees();
+  }
+  void TearDown() override {
+    SetInvalidFreeAction(InvalidFreeAction::kAbort);
+    const char* problem = CheckHeap();
+    EXPECT_EQ(problem, nullptr) << problem;
+  }
+  std::uint64_t Reported() const { return InvalidFrees() - before_; }
+
+ private:
+  std::uint64_t before_ = 0;
+};
+
+TEST_F(ReportedFrees, ASmallDoubleFreeIsCaughtAndTheBlockIsNotHandedOutTwice) {
+  void* p = Allocate(64, 0);
+  ASSERT_NE(p, nullptr);
+  Free(p);
+  ::testing::internal::CaptureStderr();
+  Free(p);
+  const std::string message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 1u);
+  EXPECT_NE(message.find("double free"), std::string::npos) << message;
+  EXPECT_NE(message.find("in free()"), std::string::npos) << message;
+  EXPECT_NE(message.find("64 B objects"), std::string::npos) << message;
+  void* a = Allocate(64, 0);
+  void* b = Allocate(64, 0);
+  EXPECT_NE(a, b) << "the doubly freed block was handed out twice";
+  Free(a);
+  Free(b);
+  EXPECT_EQ(Reported(), 1u) << "a legitimate free of a reused block was reported";
+}
+
+TEST_F(ReportedFrees, ADoubleFreeIsCaughtInEverySizeClassAfterTheBlockMovedOn) {
+  for (std::size_t bytes : {1u, 16u, 48u, 200u, 1000u, 5000u, 70000u, 262144u}) {
+    void* p = Allocate(bytes, 0);
+    ASSERT_NE(p, nullptr);
+    Free(p);
+    FlushThreadCache();  // the block now sits in the central lists (or its span is gone)
+    const std::uint64_t before = Reported();
+    ::testing::internal::CaptureStderr();
+    Free(p);
+    const std::string message = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(Reported(), before + 1) << bytes;
+    EXPECT_NE(message.find("double free"), std::string::npos) << bytes << ": " << message;
+  }
+}
+
+TEST_F(ReportedFrees, AnInteriorFreeIsCaughtAndNeverHandedOut) {
+  auto* q = static_cast<char*>(Allocate(64, 0));
+  ASSERT_NE(q, nullptr);
+  ::testing::internal::CaptureStderr();
+  Free(q + 16);
+  const std::string message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 1u);
+  EXPECT_NE(message.find("invalid free"), std::string::npos) << message;
+  void* next = Allocate(64, 0);
+  EXPECT_NE(next, q + 16) << "a block inside a live block was handed out";
+  Free(next);
+  Free(q);
+  EXPECT_EQ(Reported(), 1u);
+}
+
+TEST_F(ReportedFrees, LargeBlocksCatchDoubleAndInteriorFrees) {
+  auto* big = static_cast<char*>(Allocate(std::size_t{1} << 20, 0));
+  ASSERT_NE(big, nullptr);
+  ::testing::internal::CaptureStderr();
+  Free(big + 4096);
+  Free(big + (std::size_t{512} << 10));
+  std::string message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 2u);
+  EXPECT_NE(message.find("invalid free"), std::string::npos) << message;
+  Free(big);
+  ::testing::internal::CaptureStderr();
+  Free(big);
+  message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 3u);
+  EXPECT_NE(message.find("double free"), std::string::npos) << message;
+}
+
+TEST_F(ReportedFrees, ForeignPointersAreReportedNotIgnored) {
+  int on_stack = 0;
+  static int in_data = 0;
+  void* from_libc = std::malloc(64);
+  ::testing::internal::CaptureStderr();
+  Free(&on_stack);
+  Free(&in_data);
+  Free(from_libc);
+  const std::string message = ::testing::internal::GetCapturedStderr();
+  std::free(from_libc);
+  EXPECT_EQ(Reported(), 3u);
+  EXPECT_NE(message.find("invalid free"), std::string::npos) << message;
+  EXPECT_NE(message.find("not a block of the memarena heap"), std::string::npos) << message;
+}
+
+TEST_F(ReportedFrees, IgnoreCarriesOnSilentlyButStillCounts) {
+  SetInvalidFreeAction(InvalidFreeAction::kIgnore);
+  void* p = Allocate(64, 0);
+  Free(p);
+  ::testing::internal::CaptureStderr();
+  Free(p);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(Reported(), 1u);
+  EXPECT_NE(Allocate(64, 0), Allocate(64, 0));
+}
+
+// The free path's one-multiply test, checked against division at every offset of a span
+// of every class (the object-start check that catches interior frees).
+TEST(ObjectStart, AcceptsExactlyTheObjectStartsOfEveryClass) {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const SizeClassInfo& info = ClassInfo(cls);
+    const std::uint64_t span_bytes = std::uint64_t{info.pages} * kPageSize;
+    std::uint64_t mismatches = 0;
+    for (std::uint64_t offset = 0; offset < span_bytes; ++offset) {
+      const auto entry = static_cast<unsigned>(cls | ((offset >> kPageShift) << 8));
+      const void* ptr = reinterpret_cast<const void*>((std::uintptr_t{1} << 40) + offset);
+      const bool start = offset % info.size == 0 && offset / info.size < info.objects;
+      if (IsObjectStart(ptr, entry, cls) != start) ++mismatches;
+    }
+    EXPECT_EQ(mismatches, 0u) << "class " << cls << " (" << info.size << " B)";
+  }
+}
+
+TEST(UsableSize, IsZeroForInteriorFreedAndForeignPointers) {
+  auto* p = static_cast<char*>(Allocate(64, 0));
+  auto* big = static_cast<char*>(Allocate(std::size_t{1} << 20, 0));
+  ASSERT_TRUE(p && big);
+  EXPECT_EQ(UsableSize(p), 64u);
+  EXPECT_EQ(UsableSize(p + 8), 0u);
+  EXPECT_GE(UsableSize(big), std::size_t{1} << 20);
+  EXPECT_EQ(UsableSize(big + 8192), 0u);
+  int on_stack = 0;
+  EXPECT_EQ(UsableSize(&on_stack), 0u);
+  Free(p);
+  EXPECT_EQ(UsableSize(p), 0u) << "a freed block still reports a size";
+  Free(big);
+  EXPECT_EQ(UsableSize(big), 0u);
+}
+
+TEST(InvalidFreeDeathTest, ADoubleFreeAbortsByDefaultNamingPointerOperationAndClass) {
+  EXPECT_DEATH(
+      {
+        void* p = Allocate(64, 0);
+        Free(p);
+        Free(p);
+      },
+      "memarena: double free of 0x[0-9a-f]+ in free\\(\\): the block is already free "
+      "\\(size class [0-9]+: 64 B objects\\)");
+}
+
+TEST(InvalidFreeDeathTest, AnInteriorFreeAbortsByDefault) {
+  EXPECT_DEATH(
+      {
+        auto* q = static_cast<char*>(Allocate(64, 0));
+        Free(q + 16);
+      },
+      "memarena: invalid free of 0x[0-9a-f]+ in free\\(\\)");
+}
+
+// ASAN builds: freed host memory is poisoned, so a use after free is reported by ASAN as it
+// is for malloc's memory (small objects past their first 16 bytes, whole large blocks).
+TEST(AsanPoisonDeathTest, AUseAfterFreeOfHostMemoryIsReported) {
+  if (!common::kAsan) GTEST_SKIP() << "not an AddressSanitizer build";
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<volatile char*>(Allocate(64, 0));
+        Free(const_cast<char*>(p));
+        p[40] = 1;
+      },
+      "AddressSanitizer: use-after-poison");
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<volatile char*>(Allocate(std::size_t{1} << 20, 0));
+        Free(const_cast<char*>(p));
+        p[4096] = 1;
+      },
+      "AddressSanitizer: use-after-poison");
+  // Handed out again, the memory is usable.
+  auto* p = static_cast<char*>(Allocate(64, 0));
+  Free(p);
+  auto* q = static_cast<char*>(Allocate(64, 0));
+  q[63] = 1;
+  Free(q);
+}
+
+TEST(InvalidFreeConfig, OnInvalidFreeParsesItsThreeValuesAndRejectsOthers) {
+  EXPECT_EQ(HostConfig::Parse("on_invalid_free:report").on_invalid_free,
+            InvalidFreeAction::kReport);
+  EXPECT_EQ(HostConfig::Parse("on_invalid_free:ignore").on_invalid_free,
+            InvalidFreeAction::kIgnore);
+  EXPECT_EQ(HostConfig::Parse("on_invalid_free:abort").on_invalid_free, InvalidFreeAction::kAbort);
+  EXPECT_EQ(HostConfig{}.on_invalid_free, InvalidFreeAction::kAbort);
+  try {
+    HostConfig::Parse("on_invalid_free:warn");
+    ADD_FAILURE() << "a bad value was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("on_invalid_free"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("abort, report or ignore"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace memarena::host

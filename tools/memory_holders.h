@@ -1,0 +1,16 @@
+// "Who holds this memory": the report sections that break a trace's memory down by block
+// rather than over time: a histogram of allocation sizes and the largest live blocks at the
+// trace's peak (after PyTorch's memory_viz).
+#pragma once
+
+#include <span>
+
+#include "html_report.h"
+#include "memarena/tracing.h"
+
+namespace memarena::tools {
+
+// Appends both sections for `trace` (allocations and frees in file order) to `html`.
+void AddMemoryHolders(HtmlReport& html, std::span<const TraceRecord> trace);
+
+}  // namespace memarena::tools
