@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "memarena/observability.h"
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
 #include "replay.h"
@@ -22,6 +23,8 @@ constexpr std::array kOptions = {
     OptionSpec{"--ceiling", "SIZE", "limit on the bytes the program's heap may hold (e.g. 2GiB)"},
     OptionSpec{"--trace", "FILE", "record every allocation to FILE (RMM replay-log CSV; %p = pid)"},
     OptionSpec{"--preload", "PATH", "the drop-in library to use (default: found as below)"},
+    OptionSpec{"--watermarks", "P/P/...",
+               "print a line when held crosses these percentages of the ceiling (e.g. 75/88/95)"},
 };
 
 const CommandSpec kSpec{
@@ -68,6 +71,17 @@ std::string Conf(const ParsedArgs& args) {
     add("ceiling:" + *c);
   }
   if (const auto t = args.Value("--trace")) add("trace_file:" + *t);
+  if (const auto w = args.Value("--watermarks")) {
+    try {
+      ParseWatermarkLevels("--watermarks", *w);  // a usage error here, not in the child
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!args.Value("--ceiling") && conf.find("ceiling:") == std::string::npos) {
+      throw UsageError("--watermarks needs --ceiling SIZE (levels are percentages of it)");
+    }
+    add("watermarks:" + *w);
+  }
   return conf;
 }
 

@@ -20,6 +20,7 @@ extern const Command kCompareCommand;
 extern const Command kPlanCommand;
 extern const Command kRunCommand;
 extern const Command kDemoCommand;
+extern const Command kProfileDiffCommand;
 
 // Parses `args` for `command`, prints --help, runs it, and turns exceptions into a message
 // on stderr ("memarena NAME: ...") with exit status 2 (usage) or 1 (anything else).

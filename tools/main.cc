@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::array kCommands = {&memarena::tools::kReplayCommand, &memarena::tools::kCompareCommand,
                                   &memarena::tools::kPlanCommand, &memarena::tools::kRunCommand,
-                                  &memarena::tools::kDemoCommand};
+                                  &memarena::tools::kDemoCommand,
+                                  &memarena::tools::kProfileDiffCommand};
 
 std::string MainHelp() {
   std::string out =
@@ -20,7 +21,7 @@ std::string MainHelp() {
       "See where memory goes: replay allocation traces through memarena's allocators, plan\n"
       "tensor lifetimes, run programs under the drop-in allocator, and draw the results.\n\n"
       "commands:\n";
-  for (const auto* c : kCommands) out += fmt::format("  {:<9} {}\n", c->spec->name, c->spec->summary);
+  for (const auto* c : kCommands) out += fmt::format("  {:<13} {}\n", c->spec->name, c->spec->summary);
   out += "\n`memarena COMMAND --help` shows a command's options; `memarena --version` the "
          "version.\nExit status: 0 success, 1 failure, 2 usage error.\n";
   return out;
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
       return memarena::tools::RunCommand(*c, std::span<const std::string>(args).subspan(1));
     }
   }
-  fmt::print(stderr, "memarena: unknown command '{}'; commands: replay, compare, plan, run, demo "
+  fmt::print(stderr, "memarena: unknown command '{}'; commands: replay, compare, plan, run, demo, profile-diff "
                      "(see memarena --help)\n", args[0]);
   return 2;
 }

@@ -1,9 +1,11 @@
 // HostConfig: settings of the host allocator and the drop-in layer, read from MEMARENA_CONF.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace memarena {
@@ -37,6 +39,18 @@ struct HostConfig {
   std::uint32_t oom_message_interval = 10;
   // Drop-in only: record every allocation to this CSV (RMM replay-log format). Key `trace_file`.
   std::string trace_file;
+  // Host watermarks as fractions of the ceiling; the drop-in prints one line per upward
+  // crossing. Key `watermarks`, percentages such as 75/88/95 (see SetWatermarks).
+  std::vector<double> watermarks;
+  // Drop-in only: run the growth monitor at this interval (0 = off). Key
+  // `monitor_interval`, a duration such as 10s.
+  std::chrono::milliseconds monitor_interval{0};
+  // Drop-in only: sample the heap and write a profile here at exit and at each monitor
+  // interval ("%p" = pid). Key `heap_profile`, a file path.
+  std::string heap_profile;
+  // Drop-in only: rewrite Prometheus textfile-collector metrics here each monitor interval
+  // and at exit. Key `prometheus_file`, a file path.
+  std::string prometheus_file;
   // Double, interior and foreign frees. Key `on_invalid_free`, abort|report|ignore.
   InvalidFreeAction on_invalid_free = InvalidFreeAction::kAbort;
 

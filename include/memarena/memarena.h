@@ -13,3 +13,4 @@
 #include "memarena/tracing.h"
 #include "memarena/virtual_memory_source.h"
 #include "memarena/c_api.h"
+#include "memarena/observability.h"

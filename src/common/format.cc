@@ -6,6 +6,7 @@
 #include "memarena/allocator.h"
 #include "memarena/stats.h"
 #include "platform/os.h"
+#include "platform/stack.h"
 
 namespace memarena {
 
@@ -109,7 +110,7 @@ std::string OutOfMemoryMessage(std::string_view allocator_name, std::size_t requ
 
 }  // namespace common
 
-void* Allocator::Allocate(std::size_t bytes, std::size_t alignment) {
+MEMARENA_ALLOCATION_ENTRY void* Allocator::Allocate(std::size_t bytes, std::size_t alignment) {
   if (!IsValidAlignment(alignment)) {
     throw std::invalid_argument(fmt::format(
         "memarena: {}: alignment {} is not a power of two", name(), alignment));

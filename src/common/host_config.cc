@@ -4,8 +4,10 @@
 #include <array>
 
 #include "common/config_parser.h"
+#include "common/observability_config.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
+#include "memarena/observability.h"
 #include "platform/os.h"
 
 namespace memarena {
@@ -20,7 +22,7 @@ InvalidFreeAction ParseInvalidFreeAction(std::string_view value) {
       "bad value '{}' for key 'on_invalid_free': expected abort, report or ignore", value));
 }
 
-std::array<common::ConfigKey, 9> HostKeys(HostConfig& c) {
+std::array<common::ConfigKey, 13> HostKeys(HostConfig& c) {
   return {{
       {"ceiling", "a size such as 8GiB (0 = unlimited)",
        [&c](std::string_view v) { c.ceiling = common::ParseSize("ceiling", v); }},
@@ -38,6 +40,16 @@ std::array<common::ConfigKey, 9> HostKeys(HostConfig& c) {
        [&c](std::string_view v) { c.stats_at_exit = common::ParseBool("stats_at_exit", v); }},
       {"trace_file", "a file path",
        [&c](std::string_view v) { c.trace_file = std::string(v); }},
+      {"watermarks", "ascending percentages of the ceiling such as 75/88/95",
+       [&c](std::string_view v) { c.watermarks = ParseWatermarkLevels("watermarks", v); }},
+      {"monitor_interval", "a duration such as 10s, 500ms or 5m",
+       [&c](std::string_view v) {
+         c.monitor_interval = common::ParseDuration("monitor_interval", v);
+       }},
+      {"heap_profile", "a file path (%p = pid)",
+       [&c](std::string_view v) { c.heap_profile = std::string(v); }},
+      {"prometheus_file", "a file path",
+       [&c](std::string_view v) { c.prometheus_file = std::string(v); }},
       {"stats_file", "a file path (%p = pid)",
        [&c](std::string_view v) { c.stats_file = std::string(v); }},
       {"oom_message_interval", "a whole number of seconds, 0-86400 (0 = no message)",
@@ -74,6 +86,13 @@ std::string_view HostConfigHelp() noexcept {
          "(default 0)\n"
          "  stats_at_exit:0|1             drop-in: print the stats table at exit\n"
          "  trace_file:PATH               drop-in: record a CSV trace (RMM replay-log format)\n"
+         "  watermarks:75/88/95           call back (drop-in: print) once per upward crossing "
+         "of these percentages of the ceiling\n"
+         "  monitor_interval:DURATION     drop-in: growth monitor every DURATION, e.g. 10s\n"
+         "  heap_profile:PATH             drop-in: sample the heap, write a pprof heap profile "
+         "(%p = pid)\n"
+         "  prometheus_file:PATH          drop-in: Prometheus textfile metrics, written "
+         "atomically\n"
          "  stats_file:PATH               drop-in: write the stats at exit to PATH (%p = pid)\n"
          "  oom_message_interval:SECONDS  drop-in: at most one failed-malloc line per SECONDS "
          "(default 10, 0 = none)\n"

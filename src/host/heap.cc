@@ -12,13 +12,16 @@
 #include "common/asan.h"
 #include "host/central_cache.h"
 #include "host/check.h"
+#include "host/heap_sampler.h"
 #include "host/host_api.h"
 #include "host/invalid_free.h"
 #include "host/meta_pool.h"
 #include "host/page_heap.h"
 #include "host/pagemap.h"
 #include "host/thread_cache.h"
+#include "host/watermarks.h"
 #include "platform/os.h"
+#include "platform/stack.h"
 
 namespace memarena::host {
 namespace {
@@ -232,6 +235,8 @@ ThreadCache* CreateThreadCache() noexcept {
   if (tc == nullptr) return nullptr;
   tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
   tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
+  tc->sample_epoch = sampler::Epoch();
+  tc->sample_left = sampler::NextInterval();
   {
     SpinLockHolder hold(g_registry.lock);
     tc->next = g_registry.head;
@@ -335,12 +340,47 @@ void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateOnce(bytes, alignment, &failure);
 }
 
-[[gnu::noinline]] void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
-  void* ptr = AllocateChecked(bytes, alignment);
-  if (ptr != nullptr || (alignment & (alignment - 1)) != 0) return ptr;
-  Relieve();
-  ptr = AllocateChecked(bytes, alignment);
-  if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
+// A sampled block: a span of its own (so its free takes the large path, where the sampler
+// hears of it) recorded with the caller's stack. nullptr when it could not be had; the
+// caller then allocates as usual.
+MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t alignment) noexcept {
+  if (alignment == 0) alignment = kMinAlign;
+  if ((alignment & (alignment - 1)) != 0) return nullptr;
+  Failure failure = Failure::kNone;
+  void* ptr = AllocateLarge(std::max<std::size_t>(bytes, 1), alignment, &failure);
+  if (ptr != nullptr && sampler::Record(ptr, bytes)) {
+    g_pagemap.Get(Pagemap::PageOf(ptr))->sampled = true;
+  }
+  return ptr;
+}
+
+// Counts `bytes` against this thread's sampling interval (the fast path only counts when
+// it serves the request itself) and takes a sample when the interval ran out.
+MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
+  ThreadCache* tc = t_cache;
+  if (tc == nullptr) return nullptr;
+  const std::uint64_t epoch = sampler::Epoch();
+  if (tc->sample_epoch != epoch) {
+    tc->sample_epoch = epoch;
+    tc->sample_left = sampler::NextInterval();
+  }
+  tc->sample_left -= static_cast<std::int64_t>(std::min<std::size_t>(bytes, std::size_t{1} << 62));
+  if (tc->sample_left >= 0) return nullptr;
+  tc->sample_left = sampler::NextInterval();
+  if (sampler::MeanInterval() == 0 || sampler::Busy()) return nullptr;
+  return AllocateSampled(bytes, alignment);
+}
+
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  watermarks::Check();  // re-arms levels that held fell below since the last check
+  void* ptr = MaybeSample(bytes, alignment);
+  if (ptr == nullptr) ptr = AllocateChecked(bytes, alignment);
+  if (ptr == nullptr && (alignment & (alignment - 1)) == 0) {
+    Relieve();
+    ptr = AllocateChecked(bytes, alignment);
+    if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
+  }
+  watermarks::Check();
   return ptr;
 }
 
@@ -381,7 +421,12 @@ void FreeLarge(void* ptr) noexcept {
     ReportInvalidFree(ptr, LargeMisuse(ptr, span), "free", 0);
     return;
   }
+  if (span->sampled) {
+    span->sampled = false;
+    sampler::Remove(ptr);
+  }
   g_page_heap.Delete(span);
+  watermarks::Check();
 }
 
 // A small object whose free failed the fast path's check: not at an object start, or
@@ -438,14 +483,17 @@ inline bool AcceptSmallFree(void* ptr, unsigned entry, std::size_t cls) noexcept
 
 // ---- host_api.h -------------------------------------------------------------------------
 
-void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
   if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
     const std::size_t cls = FastClassFor(bytes);
     ThreadCache* tc = t_cache;
     if (tc != nullptr) [[likely]] {
       ThreadCache::List& list = tc->lists[cls];
       void* object = list.head;
-      if (object != nullptr) [[likely]] {
+      // The sampler's whole fast-path cost: one subtraction and a sign test.
+      const std::int64_t sample_left = tc->sample_left - static_cast<std::int64_t>(bytes);
+      if (object != nullptr && sample_left >= 0) [[likely]] {
+        tc->sample_left = sample_left;
         if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
         list.head = NextObject(object);
         MarkWord(object) = 0;  // no longer free: a later free of it is legitimate
@@ -458,7 +506,8 @@ void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateSlow(bytes, alignment);
 }
 
-void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
+                                                    std::size_t alignment) noexcept {
   return AllocateChecked(bytes, alignment);
 }
 
@@ -536,7 +585,9 @@ std::size_t ReleaseUnused(std::size_t keep_bytes) noexcept {
   const std::uint64_t epoch = g_flush_epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (ThreadCache* tc = t_cache) tc->seen_epoch = epoch;
   g_central.Drain();
-  return g_page_heap.ReleaseFree(keep_bytes);
+  const std::size_t released = g_page_heap.ReleaseFree(keep_bytes);
+  watermarks::Check();
+  return released;
 }
 
 void SetReleaseKeep(std::size_t bytes) noexcept {
@@ -552,6 +603,8 @@ bool SetCeiling(std::size_t bytes) noexcept {
 }
 
 std::size_t Ceiling() noexcept { return g_page_heap.Ceiling(); }
+
+std::size_t HeldBytes() noexcept { return g_page_heap.Held(); }
 
 const char* CheckHeap() noexcept { return g_page_heap.CheckInvariants(); }
 

@@ -28,6 +28,9 @@ std::size_t ReleaseKeep() noexcept;
 bool SetCeiling(std::size_t bytes) noexcept;
 std::size_t Ceiling() noexcept;
 
+// Bytes held now (one relaxed load; no lock).
+std::size_t HeldBytes() noexcept;
+
 // Checks the page heap's span and pagemap invariants; nullptr when they hold, else what
 // is broken.
 const char* CheckHeap() noexcept;

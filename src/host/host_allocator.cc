@@ -11,13 +11,15 @@
 #include "host/host_api.h"
 #include "memarena/host.h"
 #include "platform/os.h"
+#include "platform/stack.h"
 
 namespace memarena {
 namespace {
 
 class HostHeapAllocator final : public Allocator {
  public:
-  void* TryAllocate(std::size_t bytes, std::size_t alignment) noexcept override {
+  MEMARENA_ALLOCATION_ENTRY void* TryAllocate(std::size_t bytes,
+                                              std::size_t alignment) noexcept override {
     if (!IsValidAlignment(alignment)) return nullptr;
     return host::Allocate(bytes, alignment);
   }

@@ -23,6 +23,7 @@ struct Span {
   SpanState state = SpanState::kReturned;
   std::uint8_t size_class = 0;  // 0: a page-granular (large) block
   bool in_central_list = false;
+  bool sampled = false;  // large spans: a heap-sampler block, in the sampler's table
   std::uint32_t allocated = 0;  // small spans: objects handed out of the span
   void* free_objects = nullptr;  // small spans: freed objects, linked through their first word
   char* bump = nullptr;          // small spans: next never-used object (carved lazily so

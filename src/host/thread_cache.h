@@ -16,6 +16,10 @@
 namespace memarena::host {
 
 struct alignas(64) ThreadCache {
+  // Bytes this thread may still allocate before its next heap sample (heap_sampler.h): the
+  // fast path's one extra subtraction. sampler::kOffInterval when sampling is off.
+  std::int64_t sample_left = 0;
+  std::uint64_t sample_epoch = 0;  // sampler::Epoch() when sample_left was drawn
   struct List {
     void* head = nullptr;
     std::atomic<std::uint32_t> length{0};

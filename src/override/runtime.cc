@@ -14,6 +14,7 @@
 #include <iterator>
 #include <string>
 
+#include "common/observability_config.h"
 #include "common/trace_log.h"
 #include "host/heap.h"
 #include "host/host_api.h"
@@ -22,6 +23,7 @@
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "override/dropin.h"
+#include "override/observability_setup.h"
 #include "platform/os.h"
 
 namespace memarena::dropin {
@@ -53,16 +55,7 @@ constinit char g_stats_path[4096] = {};
 // "%p" in the path becomes the process id, so programs that spawn children (which read the
 // same MEMARENA_CONF) can give each process its own file.
 std::string ExpandPidPattern(const std::string& path) {
-  std::string out;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
-      out += std::to_string(getpid());
-      ++i;
-    } else {
-      out += path[i];
-    }
-  }
-  return out;
+  return common::ExpandPidPattern(path, getpid());
 }
 
 void PrintStatsAtExit() noexcept {
@@ -153,6 +146,7 @@ void ConfigureFromEnvironment() noexcept {
       }
     }
     if (!config.trace_file.empty()) StartTrace(config.trace_file);
+    ConfigureObservability(config);
   } catch (const std::exception& e) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF could not be applied: {}\n", e.what()));
   }

@@ -1,0 +1,57 @@
+// The cost of watermarks and heap sampling on the malloc/free pair, side by side in one run:
+// the host heap plain, with watermarks set (75/88/95 % of a 64 GiB ceiling), and with
+// sampling on (512 KiB mean). Run with --benchmark_repetitions=9
+// --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true.
+#include <benchmark/benchmark.h>
+
+#include "host/host_api.h"
+#include "memarena/memarena.h"
+
+namespace {
+
+struct Plain {
+  static void Setup() {}
+  static void Teardown() {}
+};
+
+struct WithWatermarks {
+  static void Setup() {
+    memarena::SetCeiling(std::size_t{64} << 30);
+    memarena::SetWatermarks({0.75, 0.88, 0.95}, [](const memarena::WatermarkCrossing&) {});
+  }
+  static void Teardown() {
+    memarena::SetWatermarks({}, nullptr);
+    memarena::SetCeiling(0);
+  }
+};
+
+struct WithSampling {
+  static void Setup() { memarena::SetHeapSampleInterval(memarena::kDefaultHeapSampleInterval); }
+  static void Teardown() { memarena::SetHeapSampleInterval(0); }
+};
+
+template <typename Mode>
+void BM_Pair(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  Mode::Setup();
+  for (auto _ : state) {
+    void* p = memarena::host::Allocate(size, 0);
+    benchmark::DoNotOptimize(p);
+    memarena::host::Free(p);
+    benchmark::ClobberMemory();
+  }
+  Mode::Teardown();
+  state.SetItemsProcessed(state.iterations());
+}
+
+void Sizes(benchmark::internal::Benchmark* b) {
+  for (long size : {16, 64, 256, 1024, 4096}) b->Arg(size);
+}
+
+BENCHMARK_TEMPLATE(BM_Pair, Plain)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_Pair, WithWatermarks)->Apply(Sizes);
+BENCHMARK_TEMPLATE(BM_Pair, WithSampling)->Apply(Sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

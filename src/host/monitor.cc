@@ -1,0 +1,156 @@
+// memarena::StartMonitor: a background thread that samples the host allocator each
+// interval, judges growth (common::GrowthDetector), and refreshes the configured heap
+// profile and Prometheus file; MonitorSample lets a program take the samples itself.
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "common/growth_detector.h"
+#include "host/heap.h"
+#include "host/heap_sampler.h"
+#include "host/monitor_outputs.h"
+#include "memarena/observability.h"
+#include "memarena/stats.h"
+#include "platform/os.h"
+
+namespace memarena {
+namespace {
+
+struct MonitorState {
+  std::mutex mutex;  // guards everything below
+  common::GrowthDetector detector;
+  GrowthVerdict last;
+  bool reported = false;  // growth already announced on stderr
+  std::vector<host::sampler::Sample> previous_profile;
+};
+
+MonitorState& State() {
+  static auto* state = new MonitorState;  // never destroyed: the thread may outlive statics
+  return *state;
+}
+
+struct MonitorThread {
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stop = false;
+  std::thread thread;
+};
+MonitorThread* g_thread = nullptr;  // guarded by g_thread_mutex
+std::mutex g_thread_mutex;
+
+// The stack whose estimated live bytes rose most since the previous sample, as hex frames.
+std::string TopGrowingSite(std::vector<host::sampler::Sample>& previous) {
+  std::vector<host::sampler::Sample> now = host::sampler::Snapshot();
+  const std::size_t mean = host::sampler::MeanInterval();
+  std::map<std::vector<void*>, double> growth;
+  for (const auto& s : now) {
+    growth[{s.frames, s.frames + s.depth}] += host::sampler::EstimatedBytes(s.bytes, mean);
+  }
+  for (const auto& s : previous) {
+    growth[{s.frames, s.frames + s.depth}] -= host::sampler::EstimatedBytes(s.bytes, mean);
+  }
+  previous = std::move(now);
+  const std::vector<void*>* best = nullptr;
+  double best_growth = 0.0;
+  for (const auto& [stack, bytes] : growth) {
+    if (bytes > best_growth) {
+      best_growth = bytes;
+      best = &stack;
+    }
+  }
+  if (best == nullptr) return {};
+  std::string site = fmt::format("+{}", FormatBytes(static_cast<std::size_t>(best_growth)));
+  for (void* pc : *best) site += fmt::format(" {}", pc);
+  return site;
+}
+
+void RunMonitor(MonitorThread* self, std::chrono::milliseconds interval) {
+  std::unique_lock<std::mutex> lock(self->mutex);
+  while (!self->wake.wait_for(lock, interval, [self] { return self->stop; })) {
+    lock.unlock();
+    try {
+      MonitorSample();
+      host::WriteMonitorOutputs();
+    } catch (const std::exception& e) {
+      const std::string line = fmt::format("memarena: monitor: {}\n", e.what());
+      platform::WriteStderr(line.data(), line.size());
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace
+
+GrowthVerdict MonitorSample(double now_seconds) {
+  if (now_seconds < 0.0) now_seconds = static_cast<double>(platform::NowNanos()) * 1e-9;
+  const AllocatorStats stats = host::Stats();
+  MonitorState& state = State();
+  std::lock_guard<std::mutex> hold(state.mutex);
+  state.detector.Add(now_seconds, stats.bytes_in_use);
+  GrowthVerdict verdict;
+  verdict.growing = state.detector.Growing();
+  verdict.bytes_per_hour = state.detector.BytesPerHour();
+  verdict.intervals = state.detector.Samples();
+  verdict.sample_number = state.last.sample_number + 1;
+  verdict.bytes_in_use = stats.bytes_in_use;
+  verdict.bytes_held = stats.bytes_held;
+  if (host::sampler::MeanInterval() != 0) {
+    verdict.top_growing_site = TopGrowingSite(state.previous_profile);
+  }
+  if (verdict.growing && !state.reported) {
+    const std::string line = FormatGrowthVerdict(verdict);
+    platform::WriteStderr(line.data(), line.size());
+  }
+  state.reported = verdict.growing;
+  state.last = verdict;
+  return verdict;
+}
+
+GrowthVerdict LastGrowthVerdict() {
+  MonitorState& state = State();
+  std::lock_guard<std::mutex> hold(state.mutex);
+  return state.last;
+}
+
+std::string FormatGrowthVerdict(const GrowthVerdict& v) {
+  if (!v.growing) {
+    return fmt::format("memarena: growth: none over {} intervals (in use {}, held {})\n",
+                       v.intervals, FormatBytes(v.bytes_in_use), FormatBytes(v.bytes_held));
+  }
+  return fmt::format(
+      "memarena: growth: in use rising {:.1f} MiB/hour over {} intervals (in use {}, held "
+      "{}){}{}\n",
+      v.bytes_per_hour / 1048576.0, v.intervals, FormatBytes(v.bytes_in_use),
+      FormatBytes(v.bytes_held), v.top_growing_site.empty() ? "" : "; top growing site ",
+      v.top_growing_site);
+}
+
+void StartMonitor(std::chrono::milliseconds interval) {
+  if (interval < std::chrono::milliseconds(1)) {
+    throw std::invalid_argument(fmt::format(
+        "StartMonitor: interval {} ms is below the allowed minimum of 1 ms", interval.count()));
+  }
+  StopMonitor();
+  std::lock_guard<std::mutex> hold(g_thread_mutex);
+  g_thread = new MonitorThread;
+  g_thread->thread = std::thread(&RunMonitor, g_thread, interval);
+}
+
+void StopMonitor() {
+  std::lock_guard<std::mutex> hold(g_thread_mutex);
+  if (g_thread == nullptr) return;
+  {
+    std::lock_guard<std::mutex> wake(g_thread->mutex);
+    g_thread->stop = true;
+  }
+  g_thread->wake.notify_all();
+  g_thread->thread.join();
+  delete g_thread;
+  g_thread = nullptr;
+}
+
+}  // namespace memarena

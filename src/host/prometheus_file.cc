@@ -1,0 +1,91 @@
+// memarena::WritePrometheusFile (node_exporter textfile collector: write a temporary file,
+// rename it over the target) and the monitor's per-interval outputs.
+#include <fmt/format.h>
+
+#include <mutex>
+#include <stdexcept>
+
+#include "common/observability_config.h"
+#include "host/monitor_outputs.h"
+#include "host/watermarks.h"
+#include "memarena/export.h"
+#include "memarena/host.h"
+#include "memarena/observability.h"
+#include "platform/os.h"
+#include "platform/stack.h"
+
+namespace memarena {
+namespace {
+
+std::string ObservabilityGauges() {
+  const GrowthVerdict growth = LastGrowthVerdict();
+  return fmt::format(
+      "# HELP memarena_watermark_level Highest watermark level (fraction of the ceiling) "
+      "crossed and not re-armed; 0 when none.\n"
+      "# TYPE memarena_watermark_level gauge\n"
+      "memarena_watermark_level{{allocator=\"host\"}} {}\n"
+      "# HELP memarena_growth_bytes_per_hour Slope of in-use bytes over the monitor window.\n"
+      "# TYPE memarena_growth_bytes_per_hour gauge\n"
+      "memarena_growth_bytes_per_hour{{allocator=\"host\"}} {:.0f}\n"
+      "# HELP memarena_growth_detected 1 while the monitor judges in-use bytes to grow "
+      "steadily.\n"
+      "# TYPE memarena_growth_detected gauge\n"
+      "memarena_growth_detected{{allocator=\"host\"}} {}\n",
+      host::watermarks::CurrentLevel(), growth.bytes_per_hour, growth.growing ? 1 : 0);
+}
+
+struct Outputs {
+  std::mutex mutex;
+  std::string heap_profile;
+  std::string prometheus_file;
+};
+
+Outputs& TheOutputs() {
+  static auto* outputs = new Outputs;  // never destroyed: written at exit and by the monitor
+  return *outputs;
+}
+
+}  // namespace
+
+void WritePrometheusFile(const std::string& path) {
+  const std::string target = common::ExpandPidPattern(path, static_cast<int>(platform::ProcessId()));
+  const NamedStats host = Snapshot(HostAllocator());
+  const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1)) +
+                           ObservabilityGauges();
+  // The collector may read at any moment: it must see the old file or the whole new one.
+  const std::string temporary = fmt::format("{}.tmp.{}", target, platform::ProcessId());
+  const int fd = platform::OpenForWrite(temporary.c_str());
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("WritePrometheusFile: cannot create '{}'", temporary));
+  }
+  const bool written = platform::WriteAll(fd, text.data(), text.size());
+  platform::CloseFile(fd);
+  if (!written || !platform::ReplaceFile(temporary.c_str(), target.c_str())) {
+    throw std::runtime_error(fmt::format(
+        "WritePrometheusFile: cannot write '{}' and rename it to '{}'", temporary, target));
+  }
+}
+
+namespace host {
+
+void SetMonitorOutputs(std::string heap_profile, std::string prometheus_file) {
+  Outputs& outputs = TheOutputs();
+  std::lock_guard<std::mutex> hold(outputs.mutex);
+  outputs.heap_profile = std::move(heap_profile);
+  outputs.prometheus_file = std::move(prometheus_file);
+}
+
+void WriteMonitorOutputs() noexcept {
+  try {
+    Outputs& outputs = TheOutputs();
+    std::lock_guard<std::mutex> hold(outputs.mutex);
+    if (!outputs.heap_profile.empty()) WriteHeapProfile(outputs.heap_profile);
+    if (!outputs.prometheus_file.empty()) WritePrometheusFile(outputs.prometheus_file);
+  } catch (const std::exception& e) {
+    const std::string line = fmt::format("memarena: {}\n", e.what());
+    platform::WriteStderr(line.data(), line.size());
+  }
+}
+
+}  // namespace host
+}  // namespace memarena

@@ -1,0 +1,13 @@
+// Applies MEMARENA_CONF's observability keys in the drop-in (watermarks, monitor_interval,
+// heap_profile, prometheus_file); see docs/observability.md.
+#pragma once
+
+#include "memarena/config.h"
+
+namespace memarena::dropin {
+
+// Called once at load, after the host keys were applied. Throws what SetWatermarks and
+// StartMonitor throw.
+void ConfigureObservability(const HostConfig& config);
+
+}  // namespace memarena::dropin

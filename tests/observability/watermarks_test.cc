@@ -1,0 +1,93 @@
+// Host watermarks: one callback per level in order on the way up, none on the way down,
+// again only after held fell below the level by the hysteresis; bad levels are refused.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "memarena/memarena.h"
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kCeiling = 64 * kMiB;
+
+class WatermarksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(memarena::SetCeiling(kCeiling));
+    memarena::SetWatermarks({0.50, 0.75, 0.90}, [this](const memarena::WatermarkCrossing& c) {
+      crossings_.push_back(c);  // the callback may allocate
+      levels_.push_back(c.level);
+    });
+  }
+  void TearDown() override {
+    memarena::SetWatermarks({}, nullptr);
+    FreeDownTo(0);
+    memarena::SetCeiling(0);
+  }
+
+  // 1 MiB blocks until held reaches `fraction` of the ceiling.
+  void GrowTo(double fraction) {
+    while (static_cast<double>(memarena::HostAllocator().GetStats().bytes_held) <
+           fraction * static_cast<double>(kCeiling)) {
+      blocks_.push_back(memarena::HostAllocator().Allocate(kMiB));
+    }
+  }
+  void FreeDownTo(std::size_t blocks) {
+    while (blocks_.size() > blocks) {
+      memarena::HostAllocator().Deallocate(blocks_.back());
+      blocks_.pop_back();
+    }
+    memarena::ReleaseUnusedSpans();  // held follows in use down
+  }
+
+  std::vector<void*> blocks_;
+  std::vector<double> levels_;
+  std::vector<memarena::WatermarkCrossing> crossings_;
+};
+
+TEST_F(WatermarksTest, OneCallbackPerLevelInOrderOnTheWayUp) {
+  GrowTo(0.95);
+  EXPECT_EQ(levels_, (std::vector<double>{0.50, 0.75, 0.90}));
+  ASSERT_EQ(crossings_.size(), 3u);
+  const memarena::WatermarkCrossing& last = crossings_.back();
+  EXPECT_EQ(last.limit_bytes, kCeiling);
+  EXPECT_GE(last.bytes_held, static_cast<std::size_t>(0.90 * kCeiling));
+  EXPECT_GE(last.bytes_in_use, static_cast<std::size_t>(0.85 * kCeiling));
+  ASSERT_FALSE(last.largest_consumers.empty());
+  EXPECT_EQ(last.largest_consumers.front().name, "large blocks");
+  EXPECT_NE(memarena::FormatWatermarkCrossing(last).find("watermark 90% crossed"),
+            std::string::npos);
+}
+
+TEST_F(WatermarksTest, NoneOnTheWayDownAndAgainOnlyAfterHysteresis) {
+  GrowTo(0.95);
+  ASSERT_EQ(levels_.size(), 3u);
+  // Down to 87 %: below 90 % but not below 90 % - 5 %: 90 % stays fired.
+  FreeDownTo(static_cast<std::size_t>(0.87 * 64));
+  GrowTo(0.95);
+  EXPECT_EQ(levels_.size(), 3u) << "re-fired inside the hysteresis band";
+  // Down to 60 %: 75 % and 90 % re-arm, 50 % does not.
+  FreeDownTo(static_cast<std::size_t>(0.60 * 64));
+  EXPECT_EQ(levels_.size(), 3u) << "a callback on the way down";
+  GrowTo(0.95);
+  EXPECT_EQ(levels_, (std::vector<double>{0.50, 0.75, 0.90, 0.75, 0.90}));
+}
+
+TEST(WatermarksConfig, BadLevelsAreRefusedWithTheAllowedForm) {
+  EXPECT_THROW(memarena::SetWatermarks({0.5, 1.5}, nullptr), std::invalid_argument);
+  EXPECT_EQ(memarena::ParseWatermarkLevels("watermarks", "75/88/95"),
+            (std::vector<double>{0.75, 0.88, 0.95}));
+  try {
+    memarena::ParseWatermarkLevels("watermarks", "90/80");
+    FAIL() << "descending levels accepted";
+  } catch (const memarena::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("watermarks"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("75/88/95"), std::string::npos);
+  }
+  EXPECT_THROW(memarena::HostConfig::Parse("watermarks:0/50"), memarena::ConfigError);
+  EXPECT_EQ(memarena::HostConfig::Parse("monitor_interval:10s").monitor_interval.count(), 10000);
+  EXPECT_THROW(memarena::HostConfig::Parse("monitor_interval:10parsecs"), memarena::ConfigError);
+}
+
+}  // namespace
