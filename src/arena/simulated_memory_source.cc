@@ -42,22 +42,39 @@ void* SimulatedMemorySource::Reserve(std::size_t bytes) noexcept {
   }
   if (refuse) {
     ++failed_reserves_;
-    calls_.push_back({CallKind::kReserve, 0, bytes});
+    RecordLocked({CallKind::kReserve, 0, bytes});
     return nullptr;
   }
   const std::uintptr_t addr = AlignUp(next_addr_, options_.alignment);
+  // Reserve is noexcept: when the source's own bookkeeping cannot grow (operator new
+  // fails, as the arena's metadata-failure tests arrange), it refuses like a real
+  // source out of memory instead of terminating.
+  try {
+    outstanding_.emplace(addr, bytes);
+  } catch (const std::bad_alloc&) {
+    ++failed_reserves_;
+    RecordLocked({CallKind::kReserve, 0, bytes});
+    return nullptr;
+  }
   // A gap keeps ranges apart unless the source simulates contiguous growth.
   next_addr_ = addr + bytes + (options_.contiguous ? 0 : options_.alignment);
   held_ += bytes;
-  outstanding_.emplace(addr, bytes);
-  calls_.push_back({CallKind::kReserve, addr, bytes});
+  RecordLocked({CallKind::kReserve, addr, bytes});
   return reinterpret_cast<void*>(addr);
+}
+
+void SimulatedMemorySource::RecordLocked(const Call& call) noexcept {
+  try {
+    calls_.push_back(call);
+  } catch (const std::bad_alloc&) {
+    ++unrecorded_calls_;  // the call log is for tests; the books above stay exact
+  }
 }
 
 void SimulatedMemorySource::Release(void* ptr, std::size_t bytes) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto addr = reinterpret_cast<std::uintptr_t>(ptr);
-  calls_.push_back({CallKind::kRelease, addr, bytes});
+  RecordLocked({CallKind::kRelease, addr, bytes});
   const auto it = outstanding_.find(addr);
   if (it == outstanding_.end() || it->second != bytes) {
     ++bad_releases_;
@@ -129,6 +146,11 @@ std::size_t SimulatedMemorySource::num_failed_reserves() const {
 std::size_t SimulatedMemorySource::num_bad_releases() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return bad_releases_;
+}
+
+std::size_t SimulatedMemorySource::num_unrecorded_calls() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return unrecorded_calls_;
 }
 
 }  // namespace memarena::arena

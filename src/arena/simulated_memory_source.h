@@ -47,14 +47,19 @@ class SimulatedMemorySource final : public MemorySource {
   void ClearFailures();
   void SetCapacity(std::size_t bytes);
 
+  // Every Reserve and Release in order (a call the log could not store, because
+  // operator new failed, is counted in num_unrecorded_calls instead).
   std::vector<Call> calls() const;
   std::vector<std::size_t> ReservedSizes() const;  // successful Reserve sizes, in order
   std::size_t held() const;                        // bytes reserved and not released
   std::size_t num_failed_reserves() const;
   // Releases that did not match an outstanding range exactly (an arena bug).
   std::size_t num_bad_releases() const;
+  std::size_t num_unrecorded_calls() const;
 
  private:
+  void RecordLocked(const Call& call) noexcept;
+
   Options options_;
   mutable std::mutex mutex_;
   std::uintptr_t next_addr_;
@@ -65,6 +70,7 @@ class SimulatedMemorySource final : public MemorySource {
   std::size_t held_ = 0;
   std::size_t failed_reserves_ = 0;
   std::size_t bad_releases_ = 0;
+  std::size_t unrecorded_calls_ = 0;
   std::map<std::uintptr_t, std::size_t> outstanding_;
   std::vector<Call> calls_;
 };

@@ -10,6 +10,7 @@
 #include <new>
 #include <vector>
 
+#include "arena/simulated_memory_source.h"
 #include "memarena/arena.h"
 
 namespace {
@@ -108,6 +109,26 @@ TEST(ArenaMetadataFailure, TryAllocateReturnsNullAndCountsAnOomInsteadOfTerminat
   EXPECT_EQ(huge, nullptr);
   message = arena.DescribeFailure(std::size_t{1} << 30, alignof(std::max_align_t));
   EXPECT_NE(message.find("bookkeeping"), std::string::npos) << message;
+}
+
+TEST(ArenaMetadataFailure, SimulatedSourceRefusesInsteadOfTerminatingWhenItsBooksCannotGrow) {
+  // Reserve and Release are noexcept but keep a std::map and a call log: a failing
+  // operator new used to end in std::terminate there.
+  arena::SimulatedMemorySource source;
+  void* kept = source.Reserve(4096);
+  ASSERT_NE(kept, nullptr);
+  void* refused = reinterpret_cast<void*>(1);
+  {
+    RefuseNew refuse;
+    refused = source.Reserve(4096);
+    source.Release(kept, 4096);
+  }
+  EXPECT_EQ(refused, nullptr);
+  EXPECT_EQ(source.num_failed_reserves(), 1u);
+  EXPECT_EQ(source.held(), 0u) << "the release under failing operator new still balanced the books";
+  EXPECT_EQ(source.num_bad_releases(), 0u);
+  EXPECT_GE(source.num_unrecorded_calls(), 1u);
+  EXPECT_NE(source.Reserve(4096), nullptr) << "with operator new back the source serves again";
 }
 
 }  // namespace
