@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "tools/subprocess.h"
 
@@ -58,6 +61,36 @@ TEST(CliObservability, ProfileDiffNamesTheStackThatGrew) {
   EXPECT_NE(bad.err.find("not a heap profile"), std::string::npos) << bad.err;
   const auto usage = RunProcess({MEMARENA_CLI, "profile-diff", dir + "a.heap"});
   EXPECT_EQ(usage.status, 2) << usage.err;
+}
+
+// A function of this program for a profile frame to land in.
+[[gnu::noinline]] void* GrowingAllocationSite() {
+  static char block[16];
+  return block;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(CliObservability, ProfileDiffNamesTheFunctionThatGrew) {
+  const std::string dir = ::testing::TempDir();
+  // A profile of this very process: its maps relocate the frame into this executable.
+  const std::string maps = "\nMAPPED_LIBRARIES:\n" + ReadAll("/proc/self/maps");
+  const auto site = reinterpret_cast<std::uintptr_t>(&GrowingAllocationSite) + 1;
+  WriteFile(dir + "before.heap",
+            "heap profile:      1:  1048576 [     1:  1048576] @ heapprofile\n"
+            "     1:  1048576 [     1:  1048576] @ 0x10\n" + maps);
+  WriteFile(dir + "after.heap",
+            std::string("heap profile:      9:  9437184 [     9:  9437184] @ heapprofile\n"
+            "     1:  1048576 [     1:  1048576] @ 0x10\n") +
+            "     8:  8388608 [     8:  8388608] @ " + fmt::format("{:#x}", site) + "\n" + maps);
+  const auto diff =
+      RunProcess({MEMARENA_CLI, "profile-diff", dir + "before.heap", dir + "after.heap"});
+  ASSERT_EQ(diff.status, 0) << diff.err;
+  EXPECT_NE(diff.out.find("+8.00 MiB  0 B -> 8.00 MiB  @ (anonymous namespace)::GrowingAllocationSite()"),
+            std::string::npos) << diff.out;
 }
 
 }  // namespace
