@@ -93,4 +93,33 @@ TEST(CliObservability, ProfileDiffNamesTheFunctionThatGrew) {
             std::string::npos) << diff.out;
 }
 
+TEST(CliObservability, ReplayReportDrawsTheWatermarkLinesAndCrossings) {
+  const std::string dir = ::testing::TempDir();
+  std::string trace = "Thread,Time,Action,Pointer,Size,Stream\n";
+  for (int i = 0; i < 56; ++i) {
+    trace += fmt::format("1,00:00:00.{:06d},allocate,{:#x},1048576,0x0\n", i, 0x10000000 + i * 0x100000);
+  }
+  for (int i = 0; i < 56; ++i) {
+    trace += fmt::format("1,00:00:01.{:06d},free,{:#x},1048576,0x0\n", i, 0x10000000 + i * 0x100000);
+  }
+  WriteFile(dir + "grow.csv", trace);
+  const std::string report = dir + "grow.html";
+  const auto run = RunProcess({MEMARENA_CLI, "replay", dir + "grow.csv", "--allocator", "bfc", "--config",
+                               "max_mem:64MiB", "--report", report, "--watermarks", "50/90"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string html = ReadAll(report);
+  for (const char* level : {"50%", "90%"}) {
+    EXPECT_NE(html.find(std::string("watermark ") + level + "</text>"), std::string::npos)
+        << "no legend entry for the " << level << " line";
+    EXPECT_NE(html.find(std::string("watermark ") + level + " crossed by event"), std::string::npos)
+        << "no crossing mark for " << level;
+  }
+  EXPECT_NE(html.find("stroke-dasharray=\"2,3\""), std::string::npos) << "no dashed level line";
+
+  const auto no_limit = RunProcess({MEMARENA_CLI, "replay", dir + "grow.csv", "--allocator", "bfc",
+                                    "--report", report, "--watermarks", "50/90"});
+  EXPECT_EQ(no_limit.status, 2);
+  EXPECT_NE(no_limit.err.find("max_mem:SIZE"), std::string::npos) << no_limit.err;
+}
+
 }  // namespace
