@@ -60,7 +60,7 @@ void ReadFunctions(const unsigned char* file, std::size_t bytes, const Elf64_Ehd
                    ElfSymbols& out) {
   if (!Inside(bytes, header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr))) return;
   const auto* sections = reinterpret_cast<const Elf64_Shdr*>(file + header.e_shoff);
-  for (const std::uint32_t wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
+  for (const std::uint32_t wanted : {std::uint32_t{SHT_SYMTAB}, std::uint32_t{SHT_DYNSYM}}) {
     for (std::size_t i = 0; i < header.e_shnum; ++i) {
       const Elf64_Shdr& table = sections[i];
       if (table.sh_type != wanted || table.sh_link >= header.e_shnum) continue;
