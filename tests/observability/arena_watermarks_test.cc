@@ -8,6 +8,7 @@
 
 #include "arena/simulated_memory_source.h"
 #include "memarena/memarena.h"
+#include "observability/watermark_scenarios.h"
 
 namespace {
 
@@ -15,7 +16,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kMaxMem = 64 * kMiB;
 
 class ArenaWatermarksTest : public ::testing::Test {
- protected:
+ public:  // for the shared scenarios
   ArenaWatermarksTest() : arena_(std::make_shared<memarena::arena::SimulatedMemorySource>(), Config()) {}
 
   static memarena::ArenaConfig Config() {
@@ -87,16 +88,7 @@ TEST_F(ArenaWatermarksTest, NoneWhileFreeChunksAreReusedNorOnTheWayDown) {
 }
 
 TEST_F(ArenaWatermarksTest, AgainOnlyAfterHeldFellBelowTheHysteresis) {
-  GrowTo(0.95);
-  ASSERT_EQ(crossings_.size(), 3u);
-  // Down to 87 %: below 90 % but not below 90 % - 5 %: 90 % stays fired.
-  FreeDownTo(static_cast<std::size_t>(0.87 * 64));
-  GrowTo(0.95);
-  EXPECT_EQ(crossings_.size(), 3u) << "re-fired inside the hysteresis band";
-  // Down to 60 %: 75 % and 90 % re-arm, 50 % does not.
-  FreeDownTo(static_cast<std::size_t>(0.60 * 64));
-  GrowTo(0.95);
-  EXPECT_EQ(Levels(), (std::vector<double>{0.50, 0.75, 0.90, 0.75, 0.90}));
+  memarena::testing::ExpectRefiringOnlyAfterTheHysteresis(*this);
 }
 
 TEST_F(ArenaWatermarksTest, ALevelAlreadyCrossedFiresWhenSet) {
