@@ -112,7 +112,8 @@ TEST(CaptureStack, NamesTheCallersOnTheThreadsOwnStack) {
 }
 
 TEST(CaptureStack, NamesTheCallersOnAStackTheProgramGaveTheThread) {
-  constexpr std::size_t kStackBytes = 256 * 1024;
+  // Room for a sanitizer runtime's share as well (ThreadSanitizer needs about 1 MiB).
+  constexpr std::size_t kStackBytes = 4 << 20;
   std::vector<unsigned char> stack(kStackBytes);
   pthread_attr_t attr;
   ASSERT_EQ(pthread_attr_init(&attr), 0);
