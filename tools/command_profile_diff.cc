@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <array>
+#include <sstream>
 #include <vector>
 
 #include "commands.h"
 #include "heap_profile_file.h"
+#include "memarena/observability.h"
 #include "memarena/stats.h"
 
 namespace memarena::tools {
@@ -21,8 +23,30 @@ const CommandSpec kSpec{
     "show which stacks' live bytes grew from heap profile A to heap profile B", kOptions, 2, 2,
     false,
     "A and B are heap profiles (memarena::WriteHeapProfile, MEMARENA_CONF=heap_profile:PATH).\n"
-    "Frames print as module+offset, so profiles of different runs compare; for symbols run\n"
-    "`google-pprof --text --base=A PROGRAM B`."};
+    "Frames print as function names read from the modules' symbol tables (module+offset\n"
+    "where a module has no symbol there), so profiles of different runs compare; for line\n"
+    "numbers run `google-pprof --text --base=A PROGRAM B`."};
+
+// A stack of "module+0xoffset" frames (innermost first) as "f1 < f2 < ...", each frame
+// named where its module's symbol table has it. Offsets are return addresses (but the
+// first, which the writer moved back already): one byte back lies in the call.
+std::string NamedStack(const std::string& stack) {
+  std::istringstream frames(stack);
+  std::string frame;
+  std::string out;
+  bool any_named = false;
+  for (bool first = true; frames >> frame; first = false) {
+    std::string name;
+    const std::size_t plus = frame.rfind("+0x");
+    if (plus != std::string::npos) {
+      const std::uint64_t offset = std::stoull(frame.substr(plus + 1), nullptr, 16);
+      name = SymbolizeModuleOffset(frame.substr(0, plus), first ? offset : offset - 1);
+    }
+    any_named |= !name.empty();
+    out += fmt::format("{}{}", first ? "" : " < ", name.empty() ? frame : name);
+  }
+  return any_named ? out : stack;
+}
 
 std::string SignedBytes(long long bytes) {
   return fmt::format("{}{}", bytes < 0 ? "-" : "+",
@@ -61,7 +85,7 @@ int Diff(const ParsedArgs& args) {
     const Change& c = ordered[i];
     fmt::print("{:>12}  {} -> {}  @ {}\n", SignedBytes(c.after - c.before),
                FormatBytes(static_cast<std::size_t>(c.before)),
-               FormatBytes(static_cast<std::size_t>(c.after)), c.stack);
+               FormatBytes(static_cast<std::size_t>(c.after)), NamedStack(c.stack));
   }
   return 0;
 }

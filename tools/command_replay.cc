@@ -8,8 +8,10 @@
 #include "html_report.h"
 #include "memory_holders.h"
 #include "memarena/export.h"
+#include "memarena/observability.h"
 #include "memarena/tracing.h"
 #include "replay.h"
+#include "watermark_lines.h"
 
 namespace memarena::tools {
 namespace {
@@ -18,6 +20,8 @@ constexpr std::array kOptions = {
     OptionSpec{"--allocator", "NAME", "host (default), bfc, planned or system"},
     OptionSpec{"--config", "KEY:VALUE,...", "settings of the allocator (see below)"},
     OptionSpec{"--report", "FILE", "write an HTML report with the timeline"},
+    OptionSpec{"--watermarks", "P/P/...",
+               "draw these percentages of the limit (ceiling or max_mem) on the report's timeline"},
     OptionSpec{"--json", "", "print the results as JSON"},
     OptionSpec{"--prometheus", "", "print the final stats in Prometheus text format"},
     kProgressOption,
@@ -43,6 +47,15 @@ int Run(const ParsedArgs& args) {
   RequireInputFile(path);
   const std::string allocator = args.Value("--allocator").value_or("host");
   const std::string config = args.Value("--config").value_or("");
+  std::vector<double> watermarks;
+  if (const auto w = args.Value("--watermarks")) {
+    try {
+      watermarks = ParseWatermarkLevels("--watermarks", *w);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!args.Value("--report")) throw UsageError("--watermarks draws on the timeline of --report FILE; add it");
+  }
   const auto trace = ReadTraceShowingProgress(args, "replay", path);
   auto target = MakeTarget(allocator, config);
   auto progress = MakeProgress(args, fmt::format("replay {}", allocator));
@@ -51,13 +64,19 @@ int Run(const ParsedArgs& args) {
   const ReplayResult result = Replay(trace, *target, options);
   if (progress) progress->Done();
   const std::size_t lower = TracePeakRequested(trace);
+  if (!watermarks.empty() && result.limit_bytes == 0) {
+    throw UsageError(fmt::format("--watermarks: the {} replay has no limit to take percentages of; "
+                                 "add --config ceiling:SIZE (host) or max_mem:SIZE (bfc)", allocator));
+  }
 
   if (const auto report = args.Value("--report")) {
     HtmlReport html(fmt::format("memarena replay: {}", path));
     html.Paragraph(fmt::format("{} events; the trace's peak of live requested bytes is {}.",
                                trace.size(), FormatBytes(lower)));
     html.Table(ResultHeader(), {ResultRow(result)});
-    html.Svg(RenderLineChart(TimelineChart(result, fmt::format("{} on {}", path, result.allocator))));
+    LineChart timeline = TimelineChart(result, fmt::format("{} on {}", path, result.allocator));
+    AddWatermarkLines(timeline, result, watermarks);
+    html.Svg(RenderLineChart(timeline));
     AddMemoryHolders(html, trace);
     WriteTextFile(*report, html.Finish());
   }

@@ -116,9 +116,14 @@ int Run(const ParsedArgs& args) {
   }
   if (const auto t = args.Value("--trace"); t && t->find("%p") == std::string::npos) {
     const auto trace = ReadTrace(*t);
+    // With watermarks, the replay report draws them across the timeline.
+    const auto w = args.Value("--watermarks");
+    const auto c = args.Value("--ceiling");
+    const std::string report =
+        w && c ? fmt::format(" --config ceiling:{} --report {}.html --watermarks {}", *c, *t, *w) : "";
     fmt::print(stderr, "memarena run: trace {}: {} events, peak requested {}; replay it with "
-                       "`memarena replay {}`\n",
-               *t, trace.size(), FormatBytes(TracePeakRequested(trace)), *t);
+                       "`memarena replay {}{}`\n",
+               *t, trace.size(), FormatBytes(TracePeakRequested(trace)), *t, report);
   }
   return code;
 }

@@ -10,6 +10,7 @@
 
 #include "memarena/allocator.h"
 #include "memarena/memory_source.h"
+#include "memarena/observability.h"
 
 namespace memarena {
 
@@ -124,6 +125,15 @@ class BfcArena final : public Allocator {
   void* TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
                             StreamHandle stream) noexcept;
   void DeallocateOnStream(void* ptr, StreamHandle stream) noexcept;
+
+  // memarena::SetWatermarks' contract against this arena's max_mem (no max_mem, no
+  // crossings): the callback runs once per upward crossing of held bytes over each level,
+  // in order, re-arming after held fell below level - hysteresis. Checked only when an
+  // operation changed held (a growth, a release, a decommit), after the arena's lock is
+  // released, on the thread of that operation; the callback may use the arena. Throws
+  // std::invalid_argument naming a level outside (0, 1] or a hysteresis outside [0, 1).
+  void SetWatermarks(std::vector<double> levels, WatermarkCallback callback,
+                     double hysteresis = kDefaultWatermarkHysteresis);
 
   // The size the caller asked for at `ptr` (ORT's RequestedSize); 0 for nullptr.
   std::size_t RequestedSize(const void* ptr) const noexcept;

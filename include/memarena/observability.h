@@ -63,7 +63,9 @@ struct GrowthVerdict {
   std::uint64_t sample_number = 0;  // samples taken since the process started
   std::size_t bytes_in_use = 0;  // at the last sample
   std::size_t bytes_held = 0;
-  std::string top_growing_site;  // with profiling on: the stack (hex frames) that grew most
+  // With profiling on: the stack that grew most, "+BYTES f1 < f2 < ..." innermost first,
+  // each frame a function name (hex where the loaded file has no symbol for it).
+  std::string top_growing_site;
 };
 
 // Starts a background thread that samples the host allocator every `interval`: records in
@@ -106,6 +108,12 @@ HeapProfileTotals SampledHeapTotals();
 // Throws std::runtime_error naming the path when it cannot be written, or when sampling
 // was never turned on (an empty profile would look like no memory).
 void WriteHeapProfile(const std::string& path);
+
+// The function name (demangled) at `file_offset` bytes into the ELF file `module`: a heap
+// profile frame relocated by its MAPPED_LIBRARIES lines, as `memarena profile-diff` shows
+// it. "" when the file cannot be read or has no function symbol there. Reads the file's
+// symbol table on first use and keeps it.
+std::string SymbolizeModuleOffset(const std::string& module, std::uint64_t file_offset);
 
 // Writes the host allocator's stats, watermark level and growth verdict as Prometheus text
 // to `path` atomically (a temporary file renamed over it), as node_exporter's textfile

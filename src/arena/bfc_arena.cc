@@ -11,6 +11,7 @@
 
 #include "arena/address_map.h"
 #include "arena/arena_failure.h"
+#include "arena/arena_watermarks.h"
 #include "arena/chunk_store.h"
 #include "arena/expandable_space.h"
 #include "arena/growth_policy.h"
@@ -92,6 +93,7 @@ struct BfcArena::Impl {
   // Expandable: the most bytes in use since start or the last ReleaseUnusedSpans. Held may
   // stay up to the threshold above it without decommitting (the working set comes back).
   std::size_t in_use_high_water = 0;
+  common::WatermarkLevels watermarks;  // against config.max_mem; see arena_watermarks.h
 
   struct Reservation {
     void* ptr = nullptr;
@@ -221,7 +223,9 @@ struct BfcArena::Impl {
 
   // ReleaseUnusedSpans and ReleaseAllUnusedRegions: settle, give back, restart growth.
   std::size_t Release(bool include_pinned) {
+    arena::WatermarkWatch watch(watermarks, stats, config.max_mem, name);
     std::lock_guard<std::mutex> lock(mutex);
+    const arena::WatermarkWatch::Reading reading(watch);
     SettleCompletedFrees();
     std::size_t released = ReleaseFreeRegions(include_pinned);
     if (space) {  // expandable: every free granule goes back too
@@ -502,7 +506,9 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
   if (bytes == 0 || !IsValidAlignment(alignment)) return nullptr;
   Impl& m = *impl_;
   ArenaFailure failure{this, bytes, alignment};
+  arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
   std::lock_guard<std::mutex> lock(m.mutex);
+  const arena::WatermarkWatch::Reading reading(watch);
   if (m.fence == nullptr) stream = 0;
   if (bytes > kUnlimited / 4 || alignment > kUnlimited / 4) {
     failure.kind = FailureKind::kTooLarge;
@@ -543,7 +549,9 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
 void BfcArena::Deallocate(void* ptr) noexcept {
   if (ptr == nullptr) return;
   Impl& m = *impl_;
+  arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
   std::lock_guard<std::mutex> lock(m.mutex);
+  const arena::WatermarkWatch::Reading reading(watch);
   const ChunkHandle h = m.Lookup(ptr);
   if (h == kInvalidChunk) DieOnForeignPointer();
   m.Free(h, m.store.at(h).stream);
@@ -552,7 +560,9 @@ void BfcArena::Deallocate(void* ptr) noexcept {
 void BfcArena::DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
   if (ptr == nullptr) return;
   Impl& m = *impl_;
+  arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
   std::lock_guard<std::mutex> lock(m.mutex);
+  const arena::WatermarkWatch::Reading reading(watch);
   const ChunkHandle h = m.Lookup(ptr);
   if (h == kInvalidChunk) DieOnForeignPointer();
   m.Free(h, m.fence == nullptr ? 0 : stream);
@@ -583,6 +593,18 @@ void BfcArena::ResetPeakStats() {
   s.peak_bytes_in_use = s.bytes_in_use;
   s.peak_bytes_requested = s.bytes_requested;
   s.peak_bytes_held = s.bytes_held;
+}
+
+void BfcArena::SetWatermarks(std::vector<double> levels, WatermarkCallback callback,
+                             double hysteresis) {
+  Impl& m = *impl_;
+  m.watermarks.Set(fmt::format("{}::SetWatermarks", m.name), std::move(levels),
+                   std::move(callback), hysteresis);
+  // A level already crossed fires now: a watch that sees held "move" from 0.
+  arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const arena::WatermarkWatch::Reading reading(watch);
+  watch.ForgetStart();
 }
 
 std::size_t BfcArena::ReleaseUnusedSpans() { return impl_->Release(/*include_pinned=*/false); }

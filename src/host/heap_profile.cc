@@ -14,6 +14,7 @@
 #include "memarena/observability.h"
 #include "platform/os.h"
 #include "platform/stack.h"
+#include "platform/symbolize.h"
 
 namespace memarena {
 namespace {
@@ -84,6 +85,10 @@ HeapProfileTotals SampledHeapTotals() {
     totals.estimated_bytes += host::sampler::EstimatedBytes(s.bytes, mean);
   }
   return totals;
+}
+
+std::string SymbolizeModuleOffset(const std::string& module, std::uint64_t file_offset) {
+  return platform::SymbolizeFileOffset(module, file_offset);
 }
 
 void WriteHeapProfile(const std::string& path) {

@@ -96,10 +96,10 @@ bool Busy() noexcept { return t_busy; }
 MEMARENA_ALLOCATION_ENTRY bool Record(void* ptr, std::size_t bytes) noexcept {
   if (t_busy) return false;
   BusyScope busy;
-  Sample sample;
-  sample.ptr = ptr;
-  sample.bytes = bytes;
-  sample.depth = static_cast<std::uint32_t>(platform::CaptureStack(sample.frames, kMaxFrames));
+  // Captured outside the lock; only the frames captured are copied (a whole Sample is
+  // 280 bytes, a sample costs little else).
+  void* frames[kMaxFrames];
+  const int depth = platform::CaptureStack(frames, kMaxFrames);
   SpinLockHolder hold(g_table.lock);
   if (!MapTable()) return false;
   std::uint32_t index = g_table.free_head;
@@ -111,8 +111,12 @@ MEMARENA_ALLOCATION_ENTRY bool Record(void* ptr, std::size_t bytes) noexcept {
     return false;
   }
   const std::uint32_t bucket = Bucket(ptr);
-  sample.next = g_table.heads[bucket];
-  g_table.entries[index - 1] = sample;
+  Sample& entry = g_table.entries[index - 1];
+  entry.ptr = ptr;
+  entry.bytes = bytes;
+  entry.depth = static_cast<std::uint32_t>(depth);
+  std::copy_n(frames, depth, entry.frames);
+  entry.next = g_table.heads[bucket];
   g_table.heads[bucket] = index;
   g_table.live.fetch_add(1, std::memory_order_relaxed);
   return true;

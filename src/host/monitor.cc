@@ -16,6 +16,7 @@
 #include "memarena/observability.h"
 #include "memarena/stats.h"
 #include "platform/os.h"
+#include "platform/symbolize.h"
 
 namespace memarena {
 namespace {
@@ -42,7 +43,10 @@ struct MonitorThread {
 MonitorThread* g_thread = nullptr;  // guarded by g_thread_mutex
 std::mutex g_thread_mutex;
 
-// The stack whose estimated live bytes rose most since the previous sample, as hex frames.
+constexpr std::size_t kSiteFrames = 6;  // enough to tell a site; the profile has the rest
+
+// The stack whose estimated live bytes rose most since the previous sample, its frames
+// named (a return address minus one lies in the call, so in the calling function).
 std::string TopGrowingSite(std::vector<host::sampler::Sample>& previous) {
   std::vector<host::sampler::Sample> now = host::sampler::Snapshot();
   const std::size_t mean = host::sampler::MeanInterval();
@@ -64,7 +68,11 @@ std::string TopGrowingSite(std::vector<host::sampler::Sample>& previous) {
   }
   if (best == nullptr) return {};
   std::string site = fmt::format("+{}", FormatBytes(static_cast<std::size_t>(best_growth)));
-  for (void* pc : *best) site += fmt::format(" {}", pc);
+  for (std::size_t i = 0; i < best->size() && i < kSiteFrames; ++i) {
+    void* pc = (*best)[i];
+    const std::string name = platform::SymbolizeAddress(static_cast<const char*>(pc) - 1);
+    site += fmt::format("{}{}", i == 0 ? " " : " < ", name.empty() ? fmt::format("{}", pc) : name);
+  }
   return site;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 // Puts a function in the memarena_alloc_entry section. Leading stack frames that lie in
 // this section (the allocator's own entry points, whatever the compiler inlined or
@@ -20,6 +21,13 @@ void PrepareStackCapture() noexcept;
 // starting after the last MEMARENA_ALLOCATION_ENTRY frame among the innermost 16.
 // Returns how many it wrote. Does not allocate once PrepareStackCapture ran.
 int CaptureStack(void** frames, int max_frames) noexcept;
+
+// Follows a chain of frame records {next frame, return address} from `frame` (the
+// x86-64 and AArch64 layout), writing up to `max_raw` return addresses. Stops at a null
+// return address or at a next frame that is not above the current one, not aligned, or
+// whose record would end past `high` (the top of the stack), so it never reads outside
+// [frame, high). CaptureStack runs it from its own frame; exposed for the tests.
+int WalkFrameRecords(std::uintptr_t frame, std::uintptr_t high, void** raw, int max_raw) noexcept;
 
 // Copies the file at `path` (e.g. /proc/self/maps) to `fd` with a stack buffer; false on
 // an error. Does not allocate.

@@ -1,8 +1,10 @@
-// Linux side of platform/stack.h: glibc backtrace, /proc copies and rename(2).
+// Linux side of platform/stack.h: a frame-pointer walk bounded by the thread's stack (glibc
+// backtrace where the walk cannot work), /proc copies and rename(2).
 #include "platform/stack.h"
 
 #include <execinfo.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,7 +28,72 @@ bool InAllocationEntry(const void* pc) noexcept {
   return start != 0 && address >= start && address < stop;
 }
 
+#if defined(__x86_64__) || defined(__aarch64__)
+// Both ABIs keep a frame record {caller's frame pointer, return address} where the frame
+// pointer points, so one walk serves both.
+constexpr bool kFramePointerWalk = true;
+#else
+constexpr bool kFramePointerWalk = false;
+#endif
+
+// The calling thread's stack [low, high), looked up once per thread: pthread_getattr_np
+// allocates (and reads /proc/self/maps on the main thread), which the sampler's busy flag
+// makes safe inside malloc. high == 0: not known, the walk is not used.
+struct StackBounds {
+  std::uintptr_t low = 0;
+  std::uintptr_t high = 0;
+  bool looked_up = false;
+};
+thread_local StackBounds t_stack __attribute__((tls_model("initial-exec")));
+
+const StackBounds& ThreadStack() noexcept {
+  if (!t_stack.looked_up) {
+    t_stack.looked_up = true;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* base = nullptr;
+      std::size_t size = 0;
+      if (pthread_attr_getstack(&attr, &base, &size) == 0 && base != nullptr) {
+        t_stack.low = reinterpret_cast<std::uintptr_t>(base);
+        t_stack.high = t_stack.low + size;
+      }
+      pthread_attr_destroy(&attr);
+    }
+  }
+  return t_stack;
+}
+
+// The walk from this frame, within the thread's stack. -1: the walk cannot run here
+// (another architecture, unknown bounds, or a stack that is not the thread's own: a
+// coroutine or a signal stack).
+int WalkFramePointers(void** raw, int max_raw) noexcept {
+  if constexpr (!kFramePointerWalk) return -1;
+  const StackBounds& stack = ThreadStack();
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  if (stack.high == 0 || frame < stack.low || frame >= stack.high) return -1;
+  return WalkFrameRecords(frame, stack.high, raw, max_raw);
+}
+
 }  // namespace
+
+// Each next frame must lie above the current one, below `high` and aligned, so a frame built
+// without a frame pointer (whose register then holds anything) ends the walk instead of
+// crashing it. Not instrumented: a sanitizer may have poisoned the words between frames.
+__attribute__((no_sanitize("address"))) int WalkFrameRecords(std::uintptr_t frame,
+                                                             std::uintptr_t high, void** raw,
+                                                             int max_raw) noexcept {
+  constexpr std::uintptr_t kRecord = 2 * sizeof(void*);
+  int depth = 0;
+  while (depth < max_raw && frame % sizeof(void*) == 0 && frame + kRecord <= high) {
+    const auto* record = reinterpret_cast<void* const*>(frame);
+    if (record[1] == nullptr) break;
+    raw[depth++] = record[1];
+    const auto next = reinterpret_cast<std::uintptr_t>(record[0]);
+    if (next <= frame) break;
+    frame = next;
+  }
+  return depth;
+}
 
 void PrepareStackCapture() noexcept {
   void* frames[4];
@@ -37,7 +104,8 @@ MEMARENA_ALLOCATION_ENTRY int CaptureStack(void** frames, int max_frames) noexce
   constexpr int kMaxRaw = 64;
   constexpr int kMaxAllocatorFrames = 16;
   void* raw[kMaxRaw];
-  const int depth = backtrace(raw, kMaxRaw);
+  int depth = WalkFramePointers(raw, kMaxRaw);
+  if (depth < 0) depth = backtrace(raw, kMaxRaw);
   // Starts after the last allocator frame near the top: a sanitizer's backtrace interceptor
   // may sit above CaptureStack, and a Debug build keeps frames a release build inlines.
   int first = 0;

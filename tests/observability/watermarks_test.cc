@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "memarena/memarena.h"
+#include "observability/watermark_scenarios.h"
 
 namespace {
 
@@ -12,7 +13,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kCeiling = 64 * kMiB;
 
 class WatermarksTest : public ::testing::Test {
- protected:
+ public:  // for the shared scenarios
   void SetUp() override {
     ASSERT_TRUE(memarena::SetCeiling(kCeiling));
     memarena::SetWatermarks({0.50, 0.75, 0.90}, [this](const memarena::WatermarkCrossing& c) {
@@ -41,6 +42,8 @@ class WatermarksTest : public ::testing::Test {
     memarena::ReleaseUnusedSpans();  // held follows in use down
   }
 
+  const std::vector<double>& Levels() const { return levels_; }
+
   std::vector<void*> blocks_;
   std::vector<double> levels_;
   std::vector<memarena::WatermarkCrossing> crossings_;
@@ -61,17 +64,7 @@ TEST_F(WatermarksTest, OneCallbackPerLevelInOrderOnTheWayUp) {
 }
 
 TEST_F(WatermarksTest, NoneOnTheWayDownAndAgainOnlyAfterHysteresis) {
-  GrowTo(0.95);
-  ASSERT_EQ(levels_.size(), 3u);
-  // Down to 87 %: below 90 % but not below 90 % - 5 %: 90 % stays fired.
-  FreeDownTo(static_cast<std::size_t>(0.87 * 64));
-  GrowTo(0.95);
-  EXPECT_EQ(levels_.size(), 3u) << "re-fired inside the hysteresis band";
-  // Down to 60 %: 75 % and 90 % re-arm, 50 % does not.
-  FreeDownTo(static_cast<std::size_t>(0.60 * 64));
-  EXPECT_EQ(levels_.size(), 3u) << "a callback on the way down";
-  GrowTo(0.95);
-  EXPECT_EQ(levels_, (std::vector<double>{0.50, 0.75, 0.90, 0.75, 0.90}));
+  memarena::testing::ExpectRefiringOnlyAfterTheHysteresis(*this);
 }
 
 TEST(WatermarksConfig, BadLevelsAreRefusedWithTheAllowedForm) {
