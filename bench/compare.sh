@@ -10,8 +10,8 @@
 #   -b  build directory (default: build; configured here if it has no CMakeCache.txt)
 #   -r  repetitions per allocator and workload (default 5)
 #   -s  work scale passed to every workload (default 1)
-#   -w  workloads (default: larson churn prodcons realloc_grow mixed_heap testsuite
-#       large_buffers)
+#   -w  workloads (default: larson churn prodcons realloc_grow mixed_heap testsuite trees
+#       false_sharing large_buffers)
 #   -o  also write the raw measurements (workload allocator seconds rss_kib status cpu) to FILE
 #   -i  print the table of such a FILE again, without running anything
 # Installs libjemalloc-dev, libgoogle-perftools-dev and libmimalloc-dev with apt-get when
@@ -23,7 +23,7 @@ root=$(dirname "$here")
 build=build
 reps=5
 scale=1
-workloads="larson churn prodcons realloc_grow mixed_heap testsuite large_buffers"
+workloads="larson churn prodcons realloc_grow mixed_heap testsuite trees false_sharing large_buffers"
 raw_out=""
 raw_in=""
 while getopts "b:r:s:w:o:i:h" opt; do

@@ -147,7 +147,7 @@ Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) n
   // is returned itself; its returned neighbour may grow by merging, so it is looked up again.
   Unlink(best);
   best->state = SpanState::kInUse;
-  TrimBeforeGrowLocked();
+  TrimBeforeGrowLocked(pages << kPageShift);
   best->state = SpanState::kFree;
   Span* neighbour = returned_neighbour(best, grow_up);
   if (neighbour == nullptr || !ReserveHeld(missing << kPageShift)) {
@@ -331,7 +331,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   if (threshold != 0 && Held() + bytes > threshold && free_bytes_[0] != 0) {
     ReleaseFreeLocked();
   }
-  TrimBeforeGrowLocked();
+  TrimBeforeGrowLocked(bytes);
   if (!ReserveHeld(bytes)) {
     *failure = Failure::kCeiling;
     return nullptr;
@@ -381,11 +381,14 @@ std::size_t PageHeap::KeptFreeBound() const noexcept {
   return kMinKeptFree + (peak > in_use_bytes_ ? peak - in_use_bytes_ : 0);
 }
 
-// Hysteresis: a cushion proportional to in use stays committed, so a program whose sizes
-// vary a little does not decommit and refault at every miss; beyond it, free spans that did
-// not fit are returned (largest first, whole spans) before new pages count as held.
-void PageHeap::TrimBeforeGrowLocked() noexcept {
-  const std::size_t keep = std::max(kMinKeptOnGrow, in_use_bytes_ / kKeptOnGrowDivisor);
+// Hysteresis: up to the recent peak of in use (plus a slack) free spans stay committed, so
+// a program whose sizes vary below a steady peak keeps reusing without a decommit/fault
+// cycle; beyond it, free spans that did not fit are returned (largest first, whole spans)
+// before `bytes` more count as in use.
+void PageHeap::TrimBeforeGrowLocked(std::size_t bytes) noexcept {
+  const std::size_t after = in_use_bytes_ + bytes;
+  const std::size_t peak = std::max({window_peak_, prev_window_peak_, after});
+  const std::size_t keep = std::max(kMinKeptOnGrow, peak + peak / kGrowSlackDivisor - after);
   if (free_bytes_[0] > keep) ReleaseDownToLocked(keep);
 }
 

@@ -59,13 +59,14 @@ class LargeSpanTest : public ::testing::Test {
   std::size_t total_allocated_ = 0;
 };
 
-// Dynamic-shape inference (the shape of `memarena demo`'s batched inference trace): a
+// Dynamic-shape inference (the shape of `memarena demo`'s batched inference trace, at a
+// third of its hidden size and half its requests so it stays quick under sanitizers): a
 // transformer encoder answers requests of batch 1-16 and sequence 16-512, so every
 // activation changes size from one request to the next. Free spans left by one request
 // rarely fit the next exactly; they must be split, merged or returned rather than kept
 // beside fresh pages (held was 1.74x peak requested on that trace).
 TEST_F(LargeSpanTest, HeldStaysWithinTenPercentOfPeakRequestedOnDynamicShapes) {
-  constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
+  constexpr std::size_t kHidden = 256, kHeads = 4, kFloat = 4;
   std::mt19937_64 rng(2024);
   auto allocate = [&](std::size_t bytes) {
     Allocate(bytes);
@@ -76,7 +77,7 @@ TEST_F(LargeSpanTest, HeldStaysWithinTenPercentOfPeakRequestedOnDynamicShapes) {
       if (live_[i].ptr == ptr) return Free(i);
     }
   };
-  for (int request = 0; request < 280; ++request) {
+  for (int request = 0; request < 140; ++request) {
     const std::size_t batch = 1 + rng() % 16;
     const std::size_t seq = 16 * (1 + rng() % 32);
     const std::size_t row = batch * seq * kHidden * kFloat;
@@ -112,17 +113,18 @@ TEST_F(LargeSpanTest, HeldStaysWithinTenPercentOfPeakRequestedOnDynamicShapes) {
       << " held before), peak requested " << peak_requested_;
 }
 
-// 20 live buffers, each step replacing one by a new buffer of 5-25 MiB (the new one is
-// allocated before the old one is freed). Freed spans are reused for other sizes: the pages
-// committed afresh (held growth plus what was returned) stay a small part of what the
-// workload allocated, so reuse does not fault, and held stays near the live set.
+// 20 live buffers, 1,000 steps each replacing one by a new buffer of 5-25 MiB (the new one
+// is allocated before the old one is freed). Freed spans are reused for other sizes: the
+// pages committed afresh (held growth plus what was returned) stay under an eighth of what
+// the workload allocated, so reuse rarely faults, and held stays within 1.10x of the live
+// set (1.17x before the trim on growth; the afresh share was 8.4% then, 7.6% now).
 TEST_F(LargeSpanTest, FreedLargeSpansAreReusedAcrossSizes) {
   std::mt19937_64 rng(42);
   constexpr std::size_t kBuffers = 20;
   for (std::size_t i = 0; i < kBuffers; ++i) Allocate(5 * kMiB + rng() % (20 * kMiB));
   const AllocatorStats warm = HostAllocator().GetStats();
   const std::size_t allocated_before = total_allocated_;
-  for (int step = 0; step < 2000; ++step) {
+  for (int step = 0; step < 1000; ++step) {
     const std::size_t index = rng() % kBuffers;
     live_.push_back({HostAllocator().Allocate(5 * kMiB + rng() % (20 * kMiB)), 0});
     live_.back().bytes = HostAllocator().UsableSize(live_.back().ptr);
@@ -141,10 +143,10 @@ TEST_F(LargeSpanTest, FreedLargeSpansAreReusedAcrossSizes) {
               static_cast<double>(allocated) / (1024.0 * kMiB),
               static_cast<double>(s.peak_bytes_held - start_.bytes_held) /
                   static_cast<double>(peak_requested_));
-  EXPECT_LE(fresh, allocated / 4) << "committed afresh " << fresh << " of " << allocated
+  EXPECT_LE(fresh, allocated / 8) << "committed afresh " << fresh << " of " << allocated
                                   << " allocated";
   const std::size_t peak_held_here = s.peak_bytes_held - start_.bytes_held;
-  EXPECT_LE(peak_held_here, peak_requested_ + peak_requested_ * 3 / 10)
+  EXPECT_LE(peak_held_here, peak_requested_ + peak_requested_ / 10)
       << "peak held " << s.peak_bytes_held << ", peak requested " << peak_requested_;
   FreeAll();
 }
