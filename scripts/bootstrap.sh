@@ -2,7 +2,8 @@
 # Installs the Debian packages memarena needs when they are missing (fresh machine or CI).
 set -euo pipefail
 packages=(cmake make g++ clang libclang-rt-14-dev libfmt-dev libgtest-dev libgmock-dev
-          libbenchmark-dev pkg-config python3 python3-pytest google-perftools)
+          libbenchmark-dev pkg-config python3 python3-pytest google-perftools
+          libjemalloc2 libgoogle-perftools4 libmimalloc2.0)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

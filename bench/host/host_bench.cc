@@ -1,6 +1,7 @@
-// Host allocator against glibc malloc in the same binary: malloc/free pairs by size,
-// batches of allocations then frees, and a 2-thread producer/consumer with cross-thread
-// frees. Run with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true.
+// Host allocator against glibc malloc, tcmalloc and mimalloc (peer_allocators.h) in the
+// same binary: malloc/free pairs by size, batches of allocations then frees, and a 2-thread
+// producer/consumer with cross-thread frees. Run with --benchmark_repetitions=5
+// --benchmark_report_aggregates_only=true --benchmark_enable_random_interleaving=true.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -10,8 +11,24 @@
 
 #include "host/host_api.h"
 #include "memarena/memarena.h"
+#include "peer_allocators.h"
 
 namespace {
+
+using memarena::bench::Mimalloc;
+using memarena::bench::Tcmalloc;
+
+// A peer that could not be loaded skips its benchmarks with the reason.
+template <typename A>
+bool Unavailable(benchmark::State& state) {
+  if constexpr (requires { A::Unavailable(); }) {
+    if (!A::Unavailable().empty()) {
+      state.SkipWithError(A::Unavailable().c_str());
+      return true;
+    }
+  }
+  return false;
+}
 
 struct Glibc {
   static void* Allocate(std::size_t n) { return std::malloc(n); }
@@ -31,6 +48,7 @@ struct HostInterface {
 
 template <typename A>
 void BM_Pair(benchmark::State& state) {
+  if (Unavailable<A>(state)) return;
   const auto size = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
     void* p = A::Allocate(size);
@@ -49,11 +67,14 @@ void PairSizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_TEMPLATE(BM_Pair, Glibc)->Apply(PairSizes);
 BENCHMARK_TEMPLATE(BM_Pair, Host)->Apply(PairSizes);
+BENCHMARK_TEMPLATE(BM_Pair, Tcmalloc)->Apply(PairSizes);
+BENCHMARK_TEMPLATE(BM_Pair, Mimalloc)->Apply(PairSizes);
 BENCHMARK_TEMPLATE(BM_Pair, HostInterface)->Arg(64);
 
 // Allocate `count` blocks of `size`, then free them all; time per block.
 template <typename A>
 void BM_Batch(benchmark::State& state) {
+  if (Unavailable<A>(state)) return;
   const auto size = static_cast<std::size_t>(state.range(0));
   const auto count = static_cast<std::size_t>(state.range(1));
   std::vector<void*> blocks(count);
@@ -74,6 +95,8 @@ void BatchShapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_TEMPLATE(BM_Batch, Glibc)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, Host)->Apply(BatchShapes);
+BENCHMARK_TEMPLATE(BM_Batch, Tcmalloc)->Apply(BatchShapes);
+BENCHMARK_TEMPLATE(BM_Batch, Mimalloc)->Apply(BatchShapes);
 
 // Single-producer single-consumer ring of pointers, published a whole iteration (64
 // blocks) at a time so the harness costs one synchronisation per 64 blocks and the

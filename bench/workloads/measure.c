@@ -1,5 +1,6 @@
-/* Runs one command and prints "<wall seconds> <peak RSS KiB> <exit status>" for it: the
- * timer and getrusage(RUSAGE_CHILDREN) of compare.sh. LD_PRELOAD is set for the child only,
+/* Runs one command and prints "<wall seconds> <peak RSS KiB> <exit status> <CPU seconds>"
+ * for it (CPU = user + system, the figure a loaded machine disturbs least): the timer and
+ * getrusage(RUSAGE_CHILDREN) of compare.sh. LD_PRELOAD is set for the child only,
  * so the allocator under test never runs inside this wrapper.
  * Usage: workload_measure [--preload LIB] [--env NAME=VALUE]... -- PROGRAM [ARGS...] */
 #define _GNU_SOURCE
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
   }
   const double wall = Now() - start;
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  printf("%.4f %ld %d\n", wall, usage.ru_maxrss, code);
+  const double cpu = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                     (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  printf("%.4f %ld %d %.4f\n", wall, usage.ru_maxrss, code, cpu);
   return 0;
 }

@@ -2,6 +2,8 @@
 // coalescing, the ceiling on held bytes and release to the OS.
 #include "host/page_heap.h"
 
+#include <algorithm>
+
 #include "common/asan.h"
 #include "host/check.h"
 #include "host/meta_pool.h"
@@ -105,6 +107,68 @@ Span* PageHeap::FindFit(SpanState state, std::size_t pages, std::size_t align_pa
     }
   }
   return best;
+}
+
+// No committed free span fits: the one with the most pages that, with a returned free
+// neighbour, makes `pages` is grown into that neighbour, so only the missing pages are
+// committed (and faulted) instead of the whole request. Spans of different states never
+// merge by themselves (see MergeAndInsert); this is where a committed span's pages meet
+// returned ones. nullptr when no span borders enough returned pages or held may not grow
+// by the difference.
+Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) noexcept {
+  Span* best = nullptr;
+  bool grow_up = false;  // into the neighbour after it (else the one before)
+  auto returned_neighbour = [&](const Span* span, bool after) -> Span* {
+    if (!after && span->first_page == 0) return nullptr;
+    Span* neighbour = pagemap_->Get(after ? span->first_page + span->num_pages : span->first_page - 1);
+    if (neighbour == nullptr || neighbour->state != SpanState::kReturned) return nullptr;
+    const bool adjacent = after ? neighbour->first_page == span->first_page + span->num_pages
+                                : neighbour->first_page + neighbour->num_pages == span->first_page;
+    return adjacent && span->num_pages + neighbour->num_pages >= pages ? neighbour : nullptr;
+  };
+  auto consider = [&](Span* span) {
+    if (best != nullptr && span->num_pages <= best->num_pages) return;
+    for (const bool after : {true, false}) {
+      if (returned_neighbour(span, after) == nullptr) continue;
+      best = span;
+      grow_up = after;
+      return;
+    }
+  };
+  for (std::size_t n = 1; n <= kMaxPages && n < pages; ++n) {
+    for (Span* span = free_[0][n].Head(); span != nullptr; span = span->next) consider(span);
+  }
+  for (Span* span = large_[0].Head(); span != nullptr; span = span->next) consider(span);
+  if (best == nullptr) return nullptr;
+  const std::size_t missing = pages - best->num_pages;
+  const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
+  if (threshold != 0 && Held() + (missing << kPageShift) > threshold) return nullptr;
+  // Out of the lists and marked busy, `best` neither merges with what the trim returns nor
+  // is returned itself; its returned neighbour may grow by merging, so it is looked up again.
+  Unlink(best);
+  best->state = SpanState::kInUse;
+  TrimBeforeGrowLocked(pages << kPageShift);
+  best->state = SpanState::kFree;
+  Span* neighbour = returned_neighbour(best, grow_up);
+  if (neighbour == nullptr || !ReserveHeld(missing << kPageShift)) {
+    MergeAndInsert(best);
+    return nullptr;
+  }
+  Unlink(neighbour);
+  if (grow_up) {
+    neighbour->first_page += missing;
+  } else {
+    best->first_page -= missing;
+  }
+  best->num_pages += missing;
+  neighbour->num_pages -= missing;
+  if (neighbour->num_pages == 0) {
+    DeleteRecord(neighbour);
+  } else {
+    Insert(neighbour);
+  }
+  Insert(best);
+  return Carve(best, pages, 1, size_class);  // the exact size: never needs a record
 }
 
 Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
@@ -254,11 +318,20 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     CheckIfEnabled();
     return span;
   }
+  if (align_pages == 1) {
+    span = ExtendIntoReturned(pages, size_class);
+    if (span != nullptr) {
+      CountNew(span, requested);
+      CheckIfEnabled();
+      return span;
+    }
+  }
   const std::size_t bytes = pages << kPageShift;
   const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
   if (threshold != 0 && Held() + bytes > threshold && free_bytes_[0] != 0) {
     ReleaseFreeLocked();
   }
+  TrimBeforeGrowLocked(bytes);
   if (!ReserveHeld(bytes)) {
     *failure = Failure::kCeiling;
     return nullptr;
@@ -306,6 +379,17 @@ std::size_t PageHeap::KeptFreeBound() const noexcept {
   const std::size_t peak = window_peak_ > prev_window_peak_ ? window_peak_ : prev_window_peak_;
   // What the program needed recently beyond what it uses now, plus a fixed allowance.
   return kMinKeptFree + (peak > in_use_bytes_ ? peak - in_use_bytes_ : 0);
+}
+
+// Hysteresis: up to the recent peak of in use (plus a slack) free spans stay committed, so
+// a program whose sizes vary below a steady peak keeps reusing without a decommit/fault
+// cycle; beyond it, free spans that did not fit are returned (largest first, whole spans)
+// before `bytes` more count as in use.
+void PageHeap::TrimBeforeGrowLocked(std::size_t bytes) noexcept {
+  const std::size_t after = in_use_bytes_ + bytes;
+  const std::size_t peak = std::max({window_peak_, prev_window_peak_, after});
+  const std::size_t keep = std::max(kMinKeptOnGrow, peak + peak / kGrowSlackDivisor - after);
+  if (free_bytes_[0] > keep) ReleaseDownToLocked(keep);
 }
 
 void PageHeap::TickWindow() noexcept {

@@ -45,6 +45,14 @@ class PageHeap {
   static constexpr std::size_t kMinKeptFree = std::size_t{8} << 20;
   static constexpr std::uint32_t kScavengeInterval = 64;
   static constexpr std::uint32_t kWindowOps = 4096;
+  // Before fresh pages are committed for a request no committed free span fits, committed
+  // free spans go back to the OS until held would stay within 1 + 1/kGrowSlackDivisor of
+  // the larger of the recent peak of in use and in use after the request (at least
+  // kMinKeptOnGrow stays): free spans too small for what the program asks now would
+  // otherwise stay held beside the new pages (held reached 1.74x peak requested on the
+  // batched inference trace).
+  static constexpr std::size_t kMinKeptOnGrow = std::size_t{1} << 20;
+  static constexpr std::size_t kGrowSlackDivisor = 16;
 
   // `grow_bytes`: the size of each address-space reservation (requests above it get one
   // of their own). Reserving address space does not count as held.
@@ -103,6 +111,7 @@ class PageHeap {
   static constexpr std::size_t kMaxSpareRecords = 16;
 
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
+  Span* ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) noexcept;
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
               std::uint8_t size_class) noexcept;
   bool Grow(std::size_t pages, std::size_t align_pages) noexcept;
@@ -114,6 +123,7 @@ class PageHeap {
   std::size_t ReleaseDownToLocked(std::size_t keep_bytes) noexcept;
   std::size_t Decommit(Span* span) noexcept;
   std::size_t KeptFreeBound() const noexcept;
+  void TrimBeforeGrowLocked(std::size_t bytes) noexcept;
   void ScavengeLocked() noexcept;
   void TickWindow() noexcept;
   bool ReserveHeld(std::size_t bytes) noexcept;
