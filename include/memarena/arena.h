@@ -34,8 +34,11 @@ struct ArenaConfig {
   // extended by exactly what is missing at its end, every free chunk split off, and free
   // granules decommitted (max_mem then caps committed bytes). Needs a VirtualMemorySource.
   bool expandable_segments = false;
-  // Expandable only: before committing more, when held would exceed in use by more than
-  // this, free granules are decommitted (largest free chunks first) down to half of it.
+  // Expandable only: when held exceeds in use by more than this, free granules are
+  // decommitted (the end of the range first, then the largest free chunks) until it exceeds
+  // by half of it. In use here is the most in use over the last one or two epochs of 2048
+  // frees, so a working set that swings keeps its granules; checked before each commit and
+  // at each epoch's end. ReleaseUnusedSpans decommits every free granule.
   std::size_t expandable_decommit_threshold = std::size_t{16} << 20;
 
   // Parses "key:value,..." with the keys above. Sizes take B, K/KiB, M/MiB, G/GiB, T/TiB;
@@ -81,8 +84,9 @@ class StreamFence {
 // free regions (ReleaseUnusedSpans at any time; automatically before crossing max_mem or
 // when the source refuses), and stream-ordered reuse when given a StreamFence.
 // With ArenaConfig::expandable_segments the source must be a VirtualMemorySource: held is
-// then committed memory, and commits and decommits happen only on the allocation path when
-// memory must be added (never on Deallocate) and in ReleaseUnusedSpans.
+// then committed memory. Commits happen only on the allocation path when memory must be
+// added; decommits there, in ReleaseUnusedSpans, and in the one Deallocate in 2048 that ends
+// a decommit epoch (expandable_decommit_threshold).
 // Thread-safe: one mutex; every call costs O(log n) plus, on growth, source calls.
 class BfcArena final : public Allocator {
  public:
