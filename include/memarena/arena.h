@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memarena/allocator.h"
 #include "memarena/memory_source.h"
@@ -77,6 +78,23 @@ class StreamFence {
   virtual bool HasCompleted(StreamHandle stream, std::uint64_t seq) noexcept = 0;
 };
 
+// One chunk of an arena region, as BfcArena::Segments() reports it.
+struct ArenaBlock {
+  std::size_t offset = 0;     // from the region's base
+  std::size_t size = 0;
+  bool in_use = false;
+  std::size_t requested = 0;  // what the caller asked for (in use only)
+  std::size_t committed = 0;  // bytes of it backed by memory (== size unless expandable)
+};
+
+// One region from the source, its chunks in address order (torch.cuda.memory_snapshot()'s
+// segments).
+struct ArenaSegment {
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  std::vector<ArenaBlock> blocks;
+};
+
 // A best-fit-with-coalescing arena with ONNX Runtime BFCArena semantics (256 B rounding,
 // 21 power-of-two bins ordered by (size, address), split rule, immediate coalescing,
 // kNextPowerOfTwo / kSameAsRequested growth with 0.9x backoff), plus: any power-of-two
@@ -141,6 +159,10 @@ class BfcArena final : public Allocator {
 
   // The size the caller asked for at `ptr` (ORT's RequestedSize); 0 for nullptr.
   std::size_t RequestedSize(const void* ptr) const noexcept;
+
+  // Every region and its chunks now, regions by address: what a memory map draws. Locks;
+  // costs one pass over the chunks and one vector each.
+  std::vector<ArenaSegment> Segments() const;
 
   const ArenaConfig& config() const noexcept;
   MemorySource& source() const noexcept;

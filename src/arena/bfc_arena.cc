@@ -625,6 +625,22 @@ AllocatorKind BfcArena::kind() const noexcept { return impl_->source->kind(); }
 
 std::string_view BfcArena::name() const noexcept { return impl_->name; }
 
+std::vector<ArenaSegment> BfcArena::Segments() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const arena::ChunkStore& store = impl_->store;
+  std::vector<ArenaSegment> segments;
+  for (const auto& [base, region] : store.regions()) {
+    ArenaSegment& segment = segments.emplace_back(ArenaSegment{base, region.size, {}});
+    for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+      const Chunk& c = store.at(h);
+      const std::size_t holes = impl_->space ? impl_->space->HolesIn(c.addr, c.addr + c.size) : 0;
+      segment.blocks.push_back({c.addr - base, c.size, c.in_use, c.requested,
+                                c.size - std::min(c.size, holes)});
+    }
+  }
+  return segments;
+}
+
 const ArenaConfig& BfcArena::config() const noexcept { return impl_->config; }
 
 MemorySource& BfcArena::source() const noexcept { return *impl_->source; }
