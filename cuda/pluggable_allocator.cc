@@ -18,6 +18,7 @@
 #include "memarena/cuda.h"
 #include "memarena/errors.h"
 #include "stream_uses.h"
+#include "vmm_memory_source.h"
 
 namespace memarena::cuda {
 namespace {
@@ -25,6 +26,22 @@ namespace {
 constexpr int kMaxDevices = 64;
 // 256 B, as cudaMalloc guarantees and PyTorch expects of an allocator.
 constexpr std::size_t kDeviceAlignment = 256;
+
+// With expandable_segments:1 (PyTorch's expandable_segments:True) the device's arena grows
+// in one virtual range; otherwise it takes cudaMalloc regions from `source`.
+std::shared_ptr<MemorySource> ArenaSource(const std::shared_ptr<DeviceRuntime>& runtime, int device,
+                                          const ArenaConfig& config,
+                                          std::shared_ptr<DeviceMemorySource> source) {
+  if (!config.expandable_segments) return source;
+  return std::make_shared<VmmMemorySource>(runtime, device);
+}
+
+// CUDA graphs' private pools stay on cudaMalloc regions: a pool lives as long as its graph
+// and is released whole, so a virtual range would gain nothing there.
+ArenaConfig GraphPoolConfig(ArenaConfig config) {
+  config.expandable_segments = false;
+  return config;
+}
 
 // Everything the ABI keeps for one device. Never destroyed: PyTorch may free tensors during
 // interpreter teardown, after static destructors would have run.
@@ -34,11 +51,12 @@ struct DeviceState {
         source(std::make_shared<DeviceMemorySource>(runtime, device)),
         events(std::make_shared<EventPool>(runtime, device)),
         fence(std::make_shared<LazyEventFence>(events)),
-        arena(source, config, fence),
+        arena(ArenaSource(runtime, device, config, source), config, fence),
         uses(events),
-        pools(source, fence, config) {}
+        pools(source, fence, GraphPoolConfig(config)) {}
 
   std::shared_ptr<DeviceRuntime> runtime;
+  // cudaMalloc regions: the arena's (unless expandable) and the graph pools'.
   std::shared_ptr<DeviceMemorySource> source;
   std::shared_ptr<EventPool> events;
   std::shared_ptr<LazyEventFence> fence;
@@ -181,6 +199,9 @@ void memarena_cuda_reset_peak_stats(int device) {
 int memarena_cuda_set_memory_fraction(double fraction, int device) {
   if (!(fraction > 0.0 && fraction <= 1.0)) return EINVAL;
   DeviceState& s = StateFor(device);
+  // The cap lives in the cudaMalloc source; an expandable arena commits through the
+  // virtual-memory API instead, so it would not be honoured: say so rather than ignore it.
+  if (s.arena.config().expandable_segments) return ENOTSUP;
   const std::optional<memarena::SourceCapacity> capacity = s.source->Capacity();
   if (!capacity) return ENODEV;
   s.source->SetLimit(static_cast<std::size_t>(fraction * static_cast<double>(capacity->total_bytes)));

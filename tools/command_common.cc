@@ -50,13 +50,18 @@ std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::s
   const bool show = !args.Flag("--no-progress") &&
                     (args.Flag("--progress") || (!error && bytes >= kLargeTrace));
   if (!show) return ReadTrace(path);
-  fmt::print(stderr, "{}: parsing {} ({})...", name, path, FormatBytes(error ? 0 : bytes));
-  std::fflush(stderr);
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<TraceRecord> trace = ReadTrace(path);
-  fmt::print(stderr, " {} events in {:.1f} s\n", trace.size(),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return trace;
+  // A large trace shows its line at once: parsing it is the first second of the command.
+  ProgressLine line(std::string(name), std::chrono::milliseconds(0));
+  line.Phase(fmt::format("parsing {}", path), ProgressLine::Unit::kBytes);
+  try {
+    std::vector<TraceRecord> trace =
+        ReadTrace(path, [&line](std::size_t done, std::size_t total) { line.Update(done, total); });
+    line.Done();
+    return trace;
+  } catch (...) {
+    line.Done();  // the error then starts a line of its own
+    throw;
+  }
 }
 
 void RequireInputFile(const std::string& path) {

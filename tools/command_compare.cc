@@ -11,6 +11,7 @@
 #include "memarena/export.h"
 #include "memarena/tracing.h"
 #include "replay.h"
+#include "segment_map.h"
 
 namespace memarena::tools {
 namespace {
@@ -68,6 +69,9 @@ int Run(const ParsedArgs& args) {
     for (const auto& r : results) rows.push_back(ResultRow(r));
     html.Table(ResultHeader(), rows);
     html.Svg(RenderLineChart(CompareChart(results, fmt::format("held over time: {}", path))));
+    for (const auto& [name, config] : Lineup(ceiling)) {
+      if (name == "bfc") AddSegmentMap(html, trace, name, config);
+    }
     AddMemoryHolders(html, trace);
     WriteTextFile(*report, html.Finish());
   }

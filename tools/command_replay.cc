@@ -11,6 +11,7 @@
 #include "memarena/observability.h"
 #include "memarena/tracing.h"
 #include "replay.h"
+#include "segment_map.h"
 #include "watermark_lines.h"
 
 namespace memarena::tools {
@@ -77,6 +78,7 @@ int Run(const ParsedArgs& args) {
     LineChart timeline = TimelineChart(result, fmt::format("{} on {}", path, result.allocator));
     AddWatermarkLines(timeline, result, watermarks);
     html.Svg(RenderLineChart(timeline));
+    AddSegmentMap(html, trace, allocator, config);
     AddMemoryHolders(html, trace);
     WriteTextFile(*report, html.Finish());
   }

@@ -41,8 +41,8 @@ std::optional<ProgressLine> MakeProgress(const ParsedArgs& args, std::string nam
 // Routes a replay's progress and phase calls to `progress` (when it is shown at all).
 void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& options);
 
-// Reads a trace for a command, first saying "NAME: parsing PATH (SIZE)" on stderr when the
-// file is large (parsing has no progress of its own) or --progress asks for it.
+// Reads a trace for a command with the line "NAME: parsing PATH  37% (17.0 MiB/46.0 MiB), ETA
+// 0.8 s" on stderr when the file is large (16 MiB or more) or --progress asks for it.
 std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
                                                   const std::string& path);
 

@@ -55,30 +55,12 @@ void AddSizeHistogram(HtmlReport& html, std::span<const TraceRecord> trace) {
   html.Table({"size", "allocations", "bytes", "share", ""}, rows);
 }
 
-// Replays the live set to the row where live requested bytes peak, then lists the largest
-// blocks alive there.
+// Lists the largest blocks alive at the row where live requested bytes peak.
 void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
+  const LivePeak peak = FindLivePeak(trace);
+  const std::size_t peak_event = peak.event;
+  const std::size_t peak_bytes = peak.bytes;
   std::unordered_map<std::uintptr_t, LiveBlock> live;
-  std::size_t live_bytes = 0;
-  std::size_t peak_bytes = 0;
-  std::size_t peak_event = 0;
-  for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
-    if (r.action == TraceAction::kAllocate) {
-      live[r.pointer] = {r.size, i, r.thread};
-      live_bytes += r.size;
-      if (live_bytes > peak_bytes) {
-        peak_bytes = live_bytes;
-        peak_event = i;
-      }
-    } else if (r.action == TraceAction::kFree) {
-      if (const auto it = live.find(r.pointer); it != live.end()) {
-        live_bytes -= it->second.size;
-        live.erase(it);
-      }
-    }
-  }
-  live.clear();
   for (std::size_t i = 0; i <= peak_event && i < trace.size(); ++i) {
     const TraceRecord& r = trace[i];
     if (r.action == TraceAction::kAllocate) live[r.pointer] = {r.size, i, r.thread};
@@ -108,6 +90,26 @@ void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
 }
 
 }  // namespace
+
+LivePeak FindLivePeak(std::span<const TraceRecord> trace) {
+  std::unordered_map<std::uintptr_t, std::size_t> live;  // recorded pointer -> size
+  std::size_t live_bytes = 0;
+  LivePeak peak;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const TraceRecord& r = trace[i];
+    if (r.action == TraceAction::kAllocate) {
+      live[r.pointer] = r.size;
+      live_bytes += r.size;
+      if (live_bytes > peak.bytes) peak = {i, live_bytes};
+    } else if (r.action == TraceAction::kFree) {
+      if (const auto it = live.find(r.pointer); it != live.end()) {
+        live_bytes -= it->second;
+        live.erase(it);
+      }
+    }
+  }
+  return peak;
+}
 
 void AddMemoryHolders(HtmlReport& html, std::span<const TraceRecord> trace) {
   AddSizeHistogram(html, trace);

@@ -79,8 +79,9 @@ ProgressLine::ProgressLine(std::string name, std::chrono::milliseconds delay)
       start_(phase_start_),
       delay_(delay) {}
 
-void ProgressLine::Phase(std::string_view phase) {
+void ProgressLine::Phase(std::string_view phase, Unit unit) {
   phase_ = std::string(phase);
+  unit_ = unit;
   phase_start_ = std::chrono::steady_clock::now();
 }
 
@@ -98,8 +99,11 @@ void ProgressLine::Update(std::size_t done, std::size_t total) {
           : fmt::format("ETA {:.1f} s", elapsed * static_cast<double>(total - done) /
                                             static_cast<double>(done));
   // Trailing spaces wipe what a longer previous line left behind.
-  fmt::print(stderr, "\r{}: {} {:3}% ({}/{} events), {}    ", name_, phase_,
-             total == 0 ? 100 : done * 100 / total, done, total, eta);
+  const std::string amount = unit_ == Unit::kBytes
+                                 ? fmt::format("{}/{}", FormatBytes(done), FormatBytes(total))
+                                 : fmt::format("{}/{} events", done, total);
+  fmt::print(stderr, "\r{}: {} {:3}% ({}), {}    ", name_, phase_,
+             total == 0 ? 100 : done * 100 / total, amount, eta);
   std::fflush(stderr);
 }
 

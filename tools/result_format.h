@@ -26,17 +26,20 @@ std::string ResultJson(const ReplayResult& result);
 // Prints "NAME: replaying  37% (370000/1000000 events), ETA 2.1 s" on stderr, rewriting one
 // line, once a replay has run for `delay` (zero: from the start); Done() ends the line if
 // anything was shown. Phase() names what runs now (parsing, recording and planning,
-// replaying) and restarts the ETA, which assumes the rate so far in this phase holds.
+// replaying) and restarts the ETA, which assumes the rate so far in this phase holds; a
+// phase counts events, or bytes ("parsing  37% (17.0 MiB/46.0 MiB)").
 class ProgressLine {
  public:
+  enum class Unit { kEvents, kBytes };
   ProgressLine(std::string name, std::chrono::milliseconds delay);
-  void Phase(std::string_view phase);
+  void Phase(std::string_view phase, Unit unit = Unit::kEvents);
   void Update(std::size_t done, std::size_t total);
   void Done();
 
  private:
   std::string name_;
   std::string phase_;
+  Unit unit_ = Unit::kEvents;
   std::chrono::steady_clock::time_point phase_start_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::milliseconds delay_;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memarena/allocator.h"
 #include "memarena/memory_source.h"
@@ -34,8 +35,11 @@ struct ArenaConfig {
   // extended by exactly what is missing at its end, every free chunk split off, and free
   // granules decommitted (max_mem then caps committed bytes). Needs a VirtualMemorySource.
   bool expandable_segments = false;
-  // Expandable only: before committing more, when held would exceed in use by more than
-  // this, free granules are decommitted (largest free chunks first) down to half of it.
+  // Expandable only: when held exceeds in use by more than this, free granules are
+  // decommitted (the end of the range first, then the largest free chunks) until it exceeds
+  // by half of it. In use here is the most in use over the last one or two epochs of 2048
+  // frees, so a working set that swings keeps its granules; checked before each commit and
+  // at each epoch's end. ReleaseUnusedSpans decommits every free granule.
   std::size_t expandable_decommit_threshold = std::size_t{16} << 20;
 
   // Parses "key:value,..." with the keys above. Sizes take B, K/KiB, M/MiB, G/GiB, T/TiB;
@@ -74,6 +78,23 @@ class StreamFence {
   virtual bool HasCompleted(StreamHandle stream, std::uint64_t seq) noexcept = 0;
 };
 
+// One chunk of an arena region, as BfcArena::Segments() reports it.
+struct ArenaBlock {
+  std::size_t offset = 0;     // from the region's base
+  std::size_t size = 0;
+  bool in_use = false;
+  std::size_t requested = 0;  // what the caller asked for (in use only)
+  std::size_t committed = 0;  // bytes of it backed by memory (== size unless expandable)
+};
+
+// One region from the source, its chunks in address order (torch.cuda.memory_snapshot()'s
+// segments).
+struct ArenaSegment {
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  std::vector<ArenaBlock> blocks;
+};
+
 // A best-fit-with-coalescing arena with ONNX Runtime BFCArena semantics (256 B rounding,
 // 21 power-of-two bins ordered by (size, address), split rule, immediate coalescing,
 // kNextPowerOfTwo / kSameAsRequested growth with 0.9x backoff), plus: any power-of-two
@@ -81,8 +102,9 @@ class StreamFence {
 // free regions (ReleaseUnusedSpans at any time; automatically before crossing max_mem or
 // when the source refuses), and stream-ordered reuse when given a StreamFence.
 // With ArenaConfig::expandable_segments the source must be a VirtualMemorySource: held is
-// then committed memory, and commits and decommits happen only on the allocation path when
-// memory must be added (never on Deallocate) and in ReleaseUnusedSpans.
+// then committed memory. Commits happen only on the allocation path when memory must be
+// added; decommits there, in ReleaseUnusedSpans, and in the one Deallocate in 2048 that ends
+// a decommit epoch (expandable_decommit_threshold).
 // Thread-safe: one mutex; every call costs O(log n) plus, on growth, source calls.
 class BfcArena final : public Allocator {
  public:
@@ -137,6 +159,10 @@ class BfcArena final : public Allocator {
 
   // The size the caller asked for at `ptr` (ORT's RequestedSize); 0 for nullptr.
   std::size_t RequestedSize(const void* ptr) const noexcept;
+
+  // Every region and its chunks now, regions by address: what a memory map draws. Locks;
+  // costs one pass over the chunks and one vector each.
+  std::vector<ArenaSegment> Segments() const;
 
   const ArenaConfig& config() const noexcept;
   MemorySource& source() const noexcept;

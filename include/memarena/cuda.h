@@ -65,8 +65,9 @@ EventCounters GetEventCounters() noexcept;
 
 extern "C" {
 // PyTorch's CUDAPluggableAllocator ABI. One arena per device, created on first use with
-// ArenaConfig::FromEnvironment("MEMARENA_CUDA_CONF"); after that, malloc and free take only
-// the arena's lock.
+// ArenaConfig::FromEnvironment("MEMARENA_CUDA_CONF"), over cudaMalloc regions or, with
+// expandable_segments:1, over the device's virtual-memory source (one growing range, as
+// PyTorch's expandable_segments:True); after that, malloc and free take only the arena's lock.
 //
 // memarena_cuda_malloc returns the block, or nullptr for size 0. It never returns nullptr for
 // a failed request: it throws memarena::OutOfMemory (a std::bad_alloc) whose what() is the
@@ -94,7 +95,8 @@ int memarena_cuda_get_stats(int device, memarena_stats* out);
 void memarena_cuda_reset_peak_stats(int device);
 // torch.cuda.set_per_process_memory_fraction: caps what `device`'s arena holds at `fraction`
 // (0 < fraction <= 1) of the device's total memory. Returns 0, EINVAL for a bad fraction,
-// ENODEV when the device's capacity is unknown.
+// ENODEV when the device's capacity is unknown, ENOTSUP for an expandable arena (use
+// MEMARENA_CUDA_CONF's max_mem, which caps its committed bytes).
 int memarena_cuda_set_memory_fraction(double fraction, int device);
 // CUDA graphs (PyTorch's beginAllocateToPool / endAllocateToPool / releasePool): between
 // begin and end, allocations on capturing streams come from the private pool `pool_id`, and

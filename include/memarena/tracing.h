@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -41,10 +42,15 @@ class TraceError : public std::runtime_error {
 // Pointer and Stream take hex (0x...) or decimal; Time takes HH:MM:SS.uuuuuu (RMM also
 // wrote HH:MM:SS:uuuuuu; both parse). Blank lines are skipped. Throws TraceError naming
 // `source` and the line for anything else. Costs one pass and one vector.
-std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source = "trace");
+// `progress`, when set, is called about every 1% of the text and at the end with (bytes
+// parsed, total bytes), so a command can show how far a large trace has got.
+using TraceParseProgress = std::function<void(std::size_t, std::size_t)>;
+std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source = "trace",
+                                    const TraceParseProgress& progress = {});
 
-// Reads and parses a file; throws TraceError when it cannot be read or parsed.
-std::vector<TraceRecord> ReadTrace(const std::string& path);
+// Reads and parses a file; throws TraceError when it cannot be read or parsed. `progress`
+// as for ParseTrace (reading the file is not counted: parsing is what takes the time).
+std::vector<TraceRecord> ReadTrace(const std::string& path, const TraceParseProgress& progress = {});
 
 // Writes `events` as RMM replay-log CSV; throws TraceError when the file cannot be written.
 void WriteTrace(const std::string& path, std::span<const TraceRecord> events);

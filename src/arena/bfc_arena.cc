@@ -13,6 +13,7 @@
 #include "arena/arena_failure.h"
 #include "arena/arena_watermarks.h"
 #include "arena/chunk_store.h"
+#include "arena/decommit_policy.h"
 #include "arena/expandable_space.h"
 #include "arena/growth_policy.h"
 #include "common/format.h"
@@ -90,9 +91,7 @@ struct BfcArena::Impl {
   bool had_first_region = false;
   std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
   std::optional<arena::ExpandableSpace> space;  // set when expandable_segments
-  // Expandable: the most bytes in use since start or the last ReleaseUnusedSpans. Held may
-  // stay up to the threshold above it without decommitting (the working set comes back).
-  std::size_t in_use_high_water = 0;
+  arena::DecommitPolicy decommit{config.expandable_decommit_threshold};
   common::WatermarkLevels watermarks;  // against config.max_mem; see arena_watermarks.h
 
   struct Reservation {
@@ -129,12 +128,9 @@ struct BfcArena::Impl {
   // max_mem still does not allow it.
   bool MakeRoom(std::size_t extra, std::size_t in_use_after, std::uintptr_t keep_begin,
                 std::uintptr_t keep_end, ArenaFailure& failure) {
-    const std::size_t threshold = config.expandable_decommit_threshold;
     const std::size_t held_after = stats.bytes_held + extra;
     const std::size_t over_limit = held_after > limit ? held_after - limit : 0;
-    in_use_high_water = std::max(in_use_high_water, in_use_after);
-    const std::size_t excess = held_after - std::min(held_after, in_use_high_water);
-    const std::size_t over_threshold = excess > threshold ? excess - threshold / 2 : 0;
+    const std::size_t over_threshold = decommit.ExcessBeforeCommit(held_after, in_use_after);
     if (over_limit != 0 || over_threshold != 0) {
       space->DecommitFree(store, Settled(), keep_begin, keep_end, std::max(over_limit, over_threshold));
     }
@@ -230,7 +226,7 @@ struct BfcArena::Impl {
     std::size_t released = ReleaseFreeRegions(include_pinned);
     if (space) {  // expandable: every free granule goes back too
       released += space->DecommitFree(store, Settled(), 0, 0, kUnlimited);
-      in_use_high_water = stats.bytes_in_use;
+      decommit.Restart(stats.bytes_in_use);
     }
     growth.ResetAfterShrink();
     return released;
@@ -263,6 +259,7 @@ struct BfcArena::Impl {
     stats.bytes_in_use += c.size;
     stats.bytes_requested += bytes;
     stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+    if (space) decommit.NoteInUse(stats.bytes_in_use);
     stats.peak_bytes_requested = std::max(stats.peak_bytes_requested, stats.bytes_requested);
     stats.max_alloc_size = std::max(stats.max_alloc_size, c.size);
     return reinterpret_cast<void*>(c.addr);
@@ -454,6 +451,19 @@ struct BfcArena::Impl {
     // Best effort: keep bookkeeping in reserve for the next request (and for the next free,
     // which otherwise leaves its chunk out of the bins when operator new fails).
     store.ReserveMetadata();
+    if (space) DecommitExcess();
+  }
+
+  // Expandable, after a free: the decommit rule (DecommitPolicy) costs a counter per free;
+  // at an epoch's end granules go back, from the end of the range first. Best effort: when
+  // the run list cannot be allocated, the next epoch retries.
+  void DecommitExcess() noexcept {
+    const std::size_t want = decommit.ExcessAfterFree(stats.bytes_held, stats.bytes_in_use);
+    if (want == 0) return;
+    try {
+      space->DecommitFree(store, Settled(), 0, 0, want);
+    } catch (const std::bad_alloc&) {
+    }
   }
 
   ChunkHandle Lookup(const void* ptr) const {
@@ -614,6 +624,22 @@ std::size_t BfcArena::ReleaseAllUnusedRegions() { return impl_->Release(/*includ
 AllocatorKind BfcArena::kind() const noexcept { return impl_->source->kind(); }
 
 std::string_view BfcArena::name() const noexcept { return impl_->name; }
+
+std::vector<ArenaSegment> BfcArena::Segments() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const arena::ChunkStore& store = impl_->store;
+  std::vector<ArenaSegment> segments;
+  for (const auto& [base, region] : store.regions()) {
+    ArenaSegment& segment = segments.emplace_back(ArenaSegment{base, region.size, {}});
+    for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+      const Chunk& c = store.at(h);
+      const std::size_t holes = impl_->space ? impl_->space->HolesIn(c.addr, c.addr + c.size) : 0;
+      segment.blocks.push_back({c.addr - base, c.size, c.in_use, c.requested,
+                                c.size - std::min(c.size, holes)});
+    }
+  }
+  return segments;
+}
 
 const ArenaConfig& BfcArena::config() const noexcept { return impl_->config; }
 

@@ -34,23 +34,37 @@ void ExpandableSpace::ForEachDecommittable(
     std::uintptr_t keep_end, const std::function<bool(std::uintptr_t, std::uintptr_t)>& fn) const {
   keep_begin = Down(keep_begin);
   keep_end = Up(keep_end);
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> runs;
+  // Committed runs of one chunk's interior minus the kept range, highest first: the bottom
+  // of a free chunk is what the next allocation from it takes, so it stays committed longest.
+  auto visit = [&](const Chunk& c) {
+    const std::uintptr_t first = Up(c.addr), last = Down(c.addr + c.size);
+    if (first >= last || c.in_use || !eligible(c)) return true;
+    runs.clear();
+    for (const auto& [pb, pe] : {std::pair{first, std::min(last, keep_begin)},
+                                 std::pair{std::max(first, keep_end), last}}) {
+      if (pb < pe) {
+        holes_.ForEachOutside(pb, pe, [&](std::uintptr_t rb, std::uintptr_t re) {
+          runs.emplace_back(rb, re);
+        });
+      }
+    }
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (!fn(it->first, it->second)) return false;
+    }
+    return true;
+  };
+  // The end of each region first (for an expandable arena, the end of its range: what growth
+  // would add again last), then the largest free chunks.
+  for (const auto& [base, region] : store.regions()) {
+    if (region.tail != kInvalidChunk && !visit(store.at(region.tail))) return;
+  }
   for (int b = kNumBins - 1; b >= 0; --b) {
     const ChunkStore::Bin& bin = store.bin(b);
     for (auto it = bin.rbegin(); it != bin.rend(); ++it) {
       const Chunk& c = store.at(it->handle);
-      const std::uintptr_t first = Up(c.addr), last = Down(c.addr + c.size);
-      if (first >= last || !eligible(c)) continue;
-      // The interior minus the kept range: at most two parts.
-      const std::pair<std::uintptr_t, std::uintptr_t> parts[2] = {
-          {first, std::min(last, keep_begin)}, {std::max(first, keep_end), last}};
-      for (const auto& [pb, pe] : parts) {
-        if (pb >= pe) continue;
-        bool more = true;
-        holes_.ForEachOutside(pb, pe, [&](std::uintptr_t rb, std::uintptr_t re) {
-          if (more) more = fn(rb, re);
-        });
-        if (!more) return;
-      }
+      if (c.next == kInvalidChunk) continue;  // a region's tail: visited above
+      if (!visit(c)) return;
     }
   }
 }
@@ -62,6 +76,10 @@ std::size_t ExpandableSpace::DecommitFree(const ChunkStore& store, const Eligibl
   std::size_t planned = 0;
   ForEachDecommittable(store, eligible, keep_begin, keep_end,
                        [&](std::uintptr_t b, std::uintptr_t e) {
+                         // Only the top of a run when less is wanted: a free chunk keeps its
+                         // bottom committed for the next allocation.
+                         const std::size_t missing = want - planned;
+                         if (e - b > missing) b = e - std::min<std::size_t>(e - b, Up(missing));
                          runs.emplace_back(b, e);
                          planned += e - b;
                          return planned < want;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -256,12 +257,20 @@ Columns ParseHeader(std::string_view line, std::string_view source) {
 
 }  // namespace
 
-std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source) {
+std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source,
+                                    const TraceParseProgress& progress) {
   std::vector<TraceRecord> events;
   Columns columns;
   bool have_header = false;
   std::size_t line_number = 0;
+  const std::size_t total = text.size();
+  const std::size_t progress_stride = std::max<std::size_t>(1, total / 100);
+  std::size_t next_progress = progress_stride;
   while (!text.empty()) {
+    if (progress && total - text.size() >= next_progress) {
+      progress(total - text.size(), total);
+      next_progress = total - text.size() + progress_stride;
+    }
     const std::size_t newline = text.find('\n');
     const std::string_view line = Trim(text.substr(0, newline));
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
@@ -306,15 +315,16 @@ std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view sour
     events.push_back(e);
   }
   if (!have_header) throw TraceError(fmt::format("{}: empty trace (no header row)", source));
+  if (progress) progress(total, total);
   return events;
 }
 
-std::vector<TraceRecord> ReadTrace(const std::string& path) {
+std::vector<TraceRecord> ReadTrace(const std::string& path, const TraceParseProgress& progress) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(fmt::format("{}: cannot open the trace: {}", path, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseTrace(text.str(), path);
+  return ParseTrace(text.str(), path, progress);
 }
 
 void WriteTrace(const std::string& path, std::span<const TraceRecord> events) {

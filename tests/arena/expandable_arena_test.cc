@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "arena/decommit_policy.h"
 #include "arena/interval_set.h"
 #include "arena/simulated_virtual_memory_source.h"
 #include "arena_test_util.h"
@@ -133,12 +134,12 @@ TEST(ExpandableArena, DecommitsFreeGranulesBeforeGrowingPastTheThreshold) {
   t.arena->Deallocate(c);
 }
 
-TEST(ExpandableArena, MemoryUpToTheInUseHighWaterMarkStaysCommitted) {
+TEST(ExpandableArena, MemoryUpToTheRecentInUsePeakStaysCommitted) {
   VirtualArena t(Expandable(/*threshold=*/4 * kMiB));
   void* a = t.arena->Allocate(16 * kMiB);
   t.arena->Deallocate(a);
-  // The working set comes back in other shapes: no decommit while held stays within the
-  // high-water mark (16 MiB in use) plus the threshold.
+  // The working set comes back in other shapes: no decommit while held stays within this
+  // epoch's peak in use (16 MiB) plus the threshold.
   for (std::size_t parts : {2u, 4u, 8u}) {
     std::vector<void*> blocks;
     for (std::size_t i = 0; i < parts; ++i) blocks.push_back(t.arena->Allocate(16 * kMiB / parts));
@@ -149,14 +150,54 @@ TEST(ExpandableArena, MemoryUpToTheInUseHighWaterMarkStaysCommitted) {
   EXPECT_EQ(s.num_decommits, 0u);
   EXPECT_EQ(s.bytes_held, 18 * kMiB);
   t.arena->Deallocate(b);
-  t.arena->ReleaseUnusedSpans();  // gives everything back and restarts the high-water mark
+  t.arena->ReleaseUnusedSpans();  // gives everything back and restarts the epochs
   s = t.arena->GetStats();
   EXPECT_EQ(s.bytes_held, 0u);
   void* c = t.arena->Allocate(2 * kMiB);
-  void* d = t.arena->Allocate(12 * kMiB);  // above the fresh mark: commits without decommitting c
+  void* d = t.arena->Allocate(12 * kMiB);  // above the fresh peak: commits without decommitting c
   EXPECT_EQ(t.arena->GetStats().bytes_held, 14 * kMiB);
   t.arena->Deallocate(c);
   t.arena->Deallocate(d);
+}
+
+// The rule: held exceeding in use by more than the threshold goes back, down to half
+// of it, once in use has stayed low for a whole epoch of frees (two epoch ends at most).
+TEST(ExpandableArena, HeldComesDownToHalfTheThresholdAboveInUseOnceInUseStaysLow) {
+  constexpr std::size_t kThreshold = 8 * kMiB;
+  VirtualArena t(Expandable(kThreshold));
+  void* keep = t.arena->Allocate(kMiB);
+  void* big = t.arena->Allocate(64 * kMiB);
+  t.arena->Deallocate(big);
+  EXPECT_EQ(t.arena->GetStats().num_decommits, 0u);  // a free alone compares counters only
+  for (std::uint32_t i = 0; i < 2 * arena::DecommitPolicy::kEpochFrees; ++i) {
+    t.arena->Deallocate(t.arena->Allocate(4096));
+  }
+  const AllocatorStats s = t.arena->GetStats();
+  EXPECT_GT(s.num_decommits, 0u);
+  EXPECT_LE(s.bytes_held - s.bytes_in_use, kThreshold / 2);
+  EXPECT_GE(s.bytes_held, s.bytes_in_use);
+  // The end of the range went first: the granule under `keep` and the bottom of the free
+  // chunk after it stay, so the next small allocations need no commit.
+  const std::size_t commits = s.num_commits;
+  void* again = t.arena->Allocate(kMiB);
+  EXPECT_EQ(t.arena->GetStats().num_commits, commits);
+  t.arena->Deallocate(again);
+  t.arena->Deallocate(keep);
+}
+
+// A workload whose in use swings by far more than the threshold between epochs' ends (an
+// inference batch's layers) keeps its granules: decommitting and recommitting them on every
+// dip is what made the replay cost about 10x the plain arena's.
+TEST(ExpandableArena, ASwingingWorkloadKeepsItsGranulesCommitted) {
+  VirtualArena t(Expandable(/*threshold=*/4 * kMiB));
+  for (std::uint32_t i = 0; i < 3 * arena::DecommitPolicy::kEpochFrees; ++i) {
+    t.arena->Deallocate(t.arena->Allocate(32 * kMiB));
+  }
+  const AllocatorStats s = t.arena->GetStats();
+  EXPECT_EQ(s.num_decommits, 0u);
+  EXPECT_EQ(s.num_commits, 0u);  // recommits of holes; the first 32 MiB was growth
+  EXPECT_EQ(s.num_arena_extensions, 1u);
+  EXPECT_EQ(s.bytes_held, 32 * kMiB);
 }
 
 TEST(ExpandableArena, ReleaseUnusedSpansDecommitsEveryFreeGranule) {

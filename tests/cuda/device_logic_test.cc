@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <mutex>
 #include <new>
@@ -21,7 +22,7 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kDeviceBytes = std::size_t{1} << 30;
-constexpr int kDevices = 10;
+constexpr int kDevices = 11;
 
 // The one fake for the whole binary, installed before any arena exists.
 FakeDeviceRuntime& Fake() {
@@ -275,6 +276,28 @@ TEST(DeviceLogic, StatsAndMemoryFraction) {
   const std::string what = OomMessage(&memarena_cuda_malloc, 128 * kMiB, kDevice, nullptr);
   EXPECT_NE(what.find("memory fraction"), std::string::npos) << what;
   memarena_cuda_free(p, 3 * kMiB, kDevice, nullptr);
+}
+
+// PyTorch's expandable_segments:True through the ABI: MEMARENA_CUDA_CONF=expandable_segments:1
+// builds the device's arena over the virtual-memory source, so blocks come from one growing
+// range of committed granules (cuMemCreate), never from cudaMalloc.
+TEST(DeviceLogic, ExpandableSegmentsInTheConfigGrowOneVirtualRange) {
+  constexpr int kDevice = 10;
+  Fake();
+  const std::uint64_t cuda_mallocs = Fake().counters().malloc_calls;
+  ASSERT_EQ(setenv("MEMARENA_CUDA_CONF", "expandable_segments:1", 1), 0);
+  void* a = memarena_cuda_malloc(3 * kMiB, kDevice, nullptr);  // creates the device's arena
+  ASSERT_EQ(unsetenv("MEMARENA_CUDA_CONF"), 0);
+  void* b = memarena_cuda_malloc(5 * kMiB, kDevice, nullptr);
+  EXPECT_EQ(static_cast<char*>(b), static_cast<char*>(a) + 3 * kMiB) << "not one range";
+  EXPECT_EQ(Fake().counters().malloc_calls, cuda_mallocs);
+  // 2 MiB granules: 4 MiB for the first block, then the 4 MiB the free tail lacked.
+  EXPECT_EQ(Stats(kDevice).bytes_held, 8 * kMiB);
+  EXPECT_EQ(memarena_cuda_set_memory_fraction(0.5, kDevice), ENOTSUP);
+  memarena_cuda_free(a, 3 * kMiB, kDevice, nullptr);
+  memarena_cuda_free(b, 5 * kMiB, kDevice, nullptr);
+  EXPECT_EQ(memarena_cuda_release_unused(kDevice), 8 * kMiB);
+  EXPECT_EQ(Stats(kDevice).bytes_held, 0u);
 }
 
 // Free neighbours freed on different streams merge once both streams' work completed.

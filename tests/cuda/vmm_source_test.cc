@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "conformance/arena_factory.h"
 #include "conformance/conformance_suite.h"
 #include "fake_device_runtime.h"
 #include "memarena/cuda.h"
@@ -34,17 +35,15 @@ std::size_t DeviceUsed(FakeDeviceRuntime& runtime) {
   return total_bytes - free_bytes;
 }
 
-struct FakeVmmFactory {
-  static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
-    static const auto runtime = std::make_shared<FakeDeviceRuntime>(1, kDeviceBytes);
-    return std::make_shared<BfcArena>(std::make_shared<VmmMemorySource>(runtime, 0, kReserve),
-                                      Expandable(limit_bytes));
-  }
-  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-  static constexpr bool kHasLimit = true;
-  // The fake reserves address space in host memory, so blocks are filled and verified.
-  static constexpr bool kAddressable = true;
-};
+// One fake device for every arena the conformance suite makes (it frees what it allocates).
+std::shared_ptr<MemorySource> FakeVmmSource() {
+  static const auto runtime = std::make_shared<FakeDeviceRuntime>(1, kDeviceBytes);
+  return std::make_shared<VmmMemorySource>(runtime, 0, kReserve);
+}
+
+// The fake reserves address space in host memory, so blocks are filled and verified.
+using FakeVmmFactory = testing::ArenaFactory<FakeVmmSource, testing::ArenaMode::kExpandable,
+                                             testing::CpuAccess::kAddressable>;
 
 TEST(VmmMemorySource, GranulesAreDeviceAllocationsAndHeldMatchesTheDevice) {
   auto runtime = std::make_shared<FakeDeviceRuntime>(1, kDeviceBytes);

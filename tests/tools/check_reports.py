@@ -61,6 +61,21 @@ def check_memory_holders(root, trace_path, what):
     check(0 < len(largest_rows) <= 10, f"{what} lists 1-10 largest blocks, got {len(largest_rows)}")
 
 
+def check_segment_maps(root, arenas, what):
+    """One segment map per BFC arena: a heading, and a table that ends with the total over
+    all its segments (exact numbers are checked on a tiny trace in cli_test)."""
+    headings = [h.text or "" for h in root.iter("h2")]
+    maps = [h for h in headings if "segments at the peak" in h]
+    check(len(maps) == arenas, f"{what} report has {arenas} segment maps, got {len(maps)}")
+    tables = [t for t in root.iter("table")
+              if [th.text for th in t.iter("th")][:2] == ["segment", "size"]]
+    check(len(tables) == arenas, f"{what} report has {arenas} segment tables, got {len(tables)}")
+    for table in tables:
+        rows = [[td.text for td in tr.iter("td")] for tr in list(table.iter("tr"))[1:]]
+        check(len(rows) >= 2 and rows[-1][0].startswith("all "),
+              f"{what} segment table lists segments and ends with the total row")
+
+
 def main():
     memarena, data, out = (os.path.abspath(a) for a in sys.argv[1:4])
     os.makedirs(out, exist_ok=True)
@@ -99,13 +114,15 @@ def main():
          "--config", "max_mem:16MiB", "--report", report], cwd=out)
     root = parse(report)
     if root is not None:
-        svgs = list(root.iter(SVG + "svg"))
-        check(len(svgs) == 1, "replay report has one chart")
+        # The timeline has lines; the segment map only bars.
+        svgs = [svg for svg in root.iter(SVG + "svg") if list(svg.iter(SVG + "polyline"))]
+        check(len(svgs) == 1, "replay report has one timeline chart")
         check(any(t.startswith("OOM at event") for t in titles(root, "path")),
               "replay report marks the OOMs under max_mem")
         lines = list(root.iter(SVG + "polyline"))
         check(len(lines) == 3, f"replay chart has held, in use and ceiling lines, got {len(lines)}")
         check_memory_holders(root, os.path.join(data, "dynamic_shapes.csv"), "replay")
+        check_segment_maps(root, 1, "replay")
 
     # compare --report: one table with every allocator and strategy, one picture.
     report = os.path.join(out, "compare.html")
@@ -113,10 +130,12 @@ def main():
          "--no-progress"], cwd=out)
     root = parse(report)
     if root is not None:
-        check(len(list(root.iter(SVG + "svg"))) == 1, "compare report has one picture")
+        timelines = [svg for svg in root.iter(SVG + "svg") if list(svg.iter(SVG + "polyline"))]
+        check(len(timelines) == 1, "compare report has one timeline picture")
         rows = list(next(root.iter("table")).iter("tr"))
         check(len(rows) == 7, f"compare table has a header and 6 allocators, got {len(rows)}")
         check_memory_holders(root, os.path.join(data, "recorded_python.csv"), "compare")
+        check_segment_maps(root, 3, "compare")
         check(len(list(root.iter(SVG + "polyline"))) == 7, "compare picture: 6 held lines + in use")
 
     # plan --svg: one rectangle per tensor (plus the background) and the lower-bound line.

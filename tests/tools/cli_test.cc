@@ -252,13 +252,75 @@ TEST(Cli, HandWrittenRmmLogReplaysCorrectly) {
 }
 
 TEST(Cli, ReplayShowsProgressOnRequest) {
-  const auto r = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--progress"});
+  const std::string trace = kData + "/test_suite.csv";
+  const auto r = Cli({"replay", trace, "--allocator", "system", "--progress"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Contains(r.err, "replay: parsing " + kData + "/test_suite.csv (")) << r.err;
+  // The parse phase counts bytes of the file and ends at all of them.
+  const std::string size = FormatBytes(std::filesystem::file_size(trace));
+  EXPECT_TRUE(Contains(r.err, "replay: parsing " + trace + " 100% (" + size + "/" + size + ")"))
+      << r.err;
+  // Forced progress shows at once, so a line before the end with its ETA comes first.
+  const std::string line = "replay: parsing " + trace + " ";
+  const std::size_t first = r.err.find(line);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_NE(r.err.substr(first + line.size(), 4), "100%") << r.err;
+  EXPECT_NE(r.err.find("ETA ", first), std::string::npos) << r.err;
   EXPECT_TRUE(Contains(r.err, "replay system: replaying 100% (")) << r.err;
   EXPECT_TRUE(Contains(r.err, "ETA ")) << r.err;
   const auto quiet = Cli({"replay", kData + "/test_suite.csv", "--allocator", "system", "--no-progress"});
   EXPECT_EQ(quiet.err, "");
+}
+
+// The report's segment map: the arena replayed to the trace's peak (row 3: 512 KiB, 1 MiB and
+// 256 KiB live), each region with its used and free parts. kNextPowerOfTwo makes a 1 MiB region
+// (512 KiB + 256 KiB used, 256 KiB free) and a 2 MiB one (1 MiB used, 1 MiB free); the
+// expandable arena holds one 2 MiB range with 256 KiB free at its end.
+TEST(Cli, ReplayReportMapsEachArenaSegmentAtThePeak) {
+  const std::string dir = TempDir();
+  const std::string trace = dir + "/tiny.csv";
+  std::ofstream(trace) << "Thread,Time,Action,Pointer,Size,Stream\n"
+                          "1,00:00:00.000001,allocate,0x1000,524288,0\n"
+                          "1,00:00:00.000002,allocate,0x2000,1048576,0\n"
+                          "1,00:00:00.000003,allocate,0x3000,262144,0\n"
+                          "1,00:00:00.000004,free,0x1000,524288,0\n"
+                          "1,00:00:00.000005,free,0x2000,1048576,0\n"
+                          "1,00:00:00.000006,free,0x3000,262144,0\n";
+  const auto Report = [&](const std::string& config) {
+    const std::string html = dir + "/map.html";
+    const auto r = Cli({"replay", trace, "--allocator", "bfc", "--config", config, "--report", html});
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::stringstream text;
+    text << std::ifstream(html).rdbuf();
+    return text.str();
+  };
+  const auto Row = [](std::vector<std::string> cells) {
+    std::string row = "<tr>";
+    for (const auto& c : cells) row += "<td>" + c + "</td>";
+    return row + "</tr>";
+  };
+  const std::string plain = Report("arena_extend_strategy:kNextPowerOfTwo");
+  EXPECT_TRUE(Contains(plain, "segments at the peak, bfc (kNextPowerOfTwo)")) << plain;
+  EXPECT_TRUE(Contains(plain, "replayed to row 3, where the trace&#39;s live requested bytes "
+                              "peak at 1.75 MiB"));
+  EXPECT_TRUE(Contains(plain, Row({"1", "2.00 MiB", "1.00 MiB", "1.00 MiB", "0 B", "1", "1.00 MiB"})))
+      << plain;
+  EXPECT_TRUE(Contains(plain, Row({"2", "1.00 MiB", "768.00 KiB", "256.00 KiB", "0 B", "2",
+                                   "256.00 KiB"})))
+      << plain;
+  EXPECT_TRUE(Contains(plain, Row({"all 2", "3.00 MiB", "1.75 MiB", "1.25 MiB", "0 B", "3",
+                                   "1.00 MiB"})))
+      << plain;
+  // One bar part per chunk: three in use, two free.
+  EXPECT_TRUE(Contains(plain, "<title>in use: 256.00 KiB (asked 256.00 KiB) at offset 524288</title>"));
+  EXPECT_TRUE(Contains(plain, "<title>free: 1.00 MiB at offset 1048576, 0 B of it decommitted</title>"));
+
+  const std::string expandable = Report("expandable_segments:1");
+  EXPECT_TRUE(Contains(expandable, Row({"all 1", "2.00 MiB", "1.75 MiB", "256.00 KiB", "0 B", "3",
+                                        "256.00 KiB"})))
+      << expandable;
+  EXPECT_TRUE(Contains(expandable, "<title>free: 256.00 KiB at offset 1835008, 0 B of it decommitted</title>"));
+  std::filesystem::remove(trace);
+  std::filesystem::remove(dir + "/map.html");
 }
 
 // The planned row records a pass and plans before its measured one: the line says so.
