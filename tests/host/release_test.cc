@@ -60,5 +60,40 @@ TEST(Release, ResidentMemoryDropsAfterReleaseUnusedSpans) {
   EXPECT_GE(s.bytes_released, released);
 }
 
+// release_keep: ReleaseUnusedSpans() leaves that much of the free spans committed (and
+// resident), so a suite releasing after every test does not fault its working set in again;
+// a second call finds nothing to do, and keep 0 returns the rest.
+TEST(Release, ReleaseKeepLeavesAWarmWorkingSetCommitted) {
+  Allocator& host = HostAllocator();
+  constexpr std::size_t kBlock = std::size_t{512} << 10;
+  constexpr std::size_t kKeep = std::size_t{4} << 20;
+  constexpr int kPairs = 64;
+  ReleaseUnusedSpans();
+  SetReleaseKeep(kKeep);
+  // Every other block stays live, so the freed ones cannot merge into one span.
+  std::vector<Block> freed;
+  std::vector<void*> live;
+  for (int i = 0; i < kPairs; ++i) {
+    void* a = host.Allocate(kBlock);
+    std::memset(a, 0x5a, kBlock);
+    freed.push_back({a, kBlock});
+    live.push_back(host.Allocate(kBlock));
+  }
+  for (const Block& b : freed) host.Deallocate(const_cast<void*>(b.ptr));
+  ASSERT_GE(host.GetStats().bytes_releasable, 2 * kKeep)
+      << "the freed spans should stay committed until released";
+  const std::size_t released = ReleaseUnusedSpans();
+  const AllocatorStats kept = host.GetStats();
+  EXPECT_LE(kept.bytes_releasable, kKeep);
+  EXPECT_GE(kept.bytes_releasable + kBlock, kKeep) << "released " << released;
+  EXPECT_GE(ResidentBytesOf(freed) + kBlock, kKeep) << "the kept spans stay resident";
+  EXPECT_EQ(ReleaseUnusedSpans(), 0u) << "the kept spans are not touched again";
+  SetReleaseKeep(0);
+  EXPECT_GE(ReleaseUnusedSpans() + kBlock, kKeep);
+  EXPECT_EQ(host.GetStats().bytes_releasable, 0u);
+  for (void* p : live) host.Deallocate(p);
+  ReleaseUnusedSpans();
+}
+
 }  // namespace
 }  // namespace memarena
