@@ -197,17 +197,22 @@ std::size_t Occupancy::LowestFit(std::uint32_t lo, std::uint32_t hi, std::size_t
   // Densest sets first: they decide most of the climb, the sparse ones mostly confirm.
   std::sort(relevant_.begin(), relevant_.end(),
             [](const ByteRanges* a, const ByteRanges* b) { return a->count() > b->count(); });
-  // Go round the sets, each lifting the candidate to its own lowest free place at or above
-  // it. Done when every set in a row has left the candidate where it was.
+  // Each set lifts the candidate to its own lowest free place at or above it; after a
+  // sparse set lifts it, the dense ones are asked again first (they block most often, so
+  // the sparse ones are asked once things settle). Done when all leave it where it was.
   // The candidate only rises, so each set's walk resumes where it stopped.
   const std::size_t count = relevant_.size();
   cursors_.assign(count, ByteRanges::kNoCursor);
   std::size_t offset = 0;
-  std::size_t clean = 0;  // consecutive sets that found `offset` free
-  for (std::size_t k = 0; clean < count; k = k + 1 == count ? 0 : k + 1) {
+  for (std::size_t k = 0; k < count;) {
     const std::size_t free = relevant_[k]->FirstFree(pool_, offset, size, alignment, cursors_[k]);
-    clean = free == offset ? clean + 1 : 1;
+    if (free != offset && k != 0) {
+      offset = free;
+      k = 0;
+      continue;
+    }
     offset = free;
+    ++k;
   }
   return offset;
 }
