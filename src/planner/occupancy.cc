@@ -2,7 +2,6 @@
 #include "planner/occupancy.h"
 
 #include <algorithm>
-#include <array>
 
 #include "planner/sweep.h"
 
@@ -115,11 +114,9 @@ std::size_t ByteRanges::FirstFree(const RangePool& pool, std::size_t from, std::
   return offset;
 }
 
-Occupancy::Occupancy(std::size_t num_slots)
-    : num_slots_(static_cast<std::uint32_t>(num_slots)) {
-  std::size_t leaves = 1;
-  while (leaves < num_slots) leaves *= 2;
-  nodes_.resize(2 * leaves);
+Occupancy::Occupancy(std::size_t num_slots) {
+  while (leaves_ < num_slots) leaves_ *= 2;
+  nodes_.resize(2 * leaves_);
 }
 
 void Occupancy::Clear() {
@@ -134,25 +131,24 @@ void Occupancy::Clear() {
 void Occupancy::Decompose(std::uint32_t lo, std::uint32_t hi) {
   inside_.clear();
   partial_.clear();
-  struct Pending {
-    std::size_t node;
-    std::uint32_t node_lo;
-    std::uint32_t node_hi;
-  };
-  // At most two partial nodes per level, each pushing two children: 4 per level of 32.
-  std::array<Pending, 128> stack;
-  std::size_t depth = 0;
-  stack[depth++] = {1, 0, num_slots_};
-  while (depth > 0) {
-    const Pending p = stack[--depth];
-    if (lo <= p.node_lo && p.node_hi <= hi) {
-      inside_.push_back(p.node);
-      continue;
+  // A perfect tree over leaves_ leaves: node k has children 2k and 2k + 1, leaf s is node
+  // leaves_ + s. The canonical cover of [lo, hi), bottom up:
+  for (std::size_t l = lo + leaves_, r = hi + leaves_; l < r; l >>= 1, r >>= 1) {
+    if ((l & 1) != 0) inside_.push_back(l++);
+    if ((r & 1) != 0) inside_.push_back(--r);
+  }
+  // The nodes it partly overlaps are the ancestors of its first and last slot whose slots
+  // reach outside it (a leaf never does).
+  for (unsigned level = 1; (std::size_t{1} << level) <= leaves_; ++level) {
+    const std::size_t width = std::size_t{1} << level;
+    const std::size_t first_begin = std::size_t{lo} >> level << level;
+    const std::size_t last_begin = (std::size_t{hi} - 1) >> level << level;
+    if (first_begin < lo || first_begin + width > hi) {
+      partial_.push_back((lo + leaves_) >> level);
     }
-    partial_.push_back(p.node);
-    const std::uint32_t mid = p.node_lo + (p.node_hi - p.node_lo) / 2;
-    if (mid < hi) stack[depth++] = {2 * p.node + 1, mid, p.node_hi};
-    if (lo < mid) stack[depth++] = {2 * p.node, p.node_lo, mid};
+    if (last_begin != first_begin && last_begin + width > hi) {
+      partial_.push_back((hi - 1 + leaves_) >> level);
+    }
   }
   // The node indices depend on [lo, hi) only, not on what is stored: ask for all of them
   // at once, so their cache misses overlap instead of following each other down the tree.

@@ -87,7 +87,7 @@ class Occupancy {
   // partial_ (nodes it only partly overlaps), and prefetches them.
   void Decompose(std::uint32_t lo, std::uint32_t hi);
 
-  std::uint32_t num_slots_;
+  std::size_t leaves_ = 1;  // slots rounded up to a power of two
   std::vector<Node> nodes_;
   RangePool pool_;
   std::vector<std::size_t> used_;            // nodes written since the last Clear
