@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string_view>
 
 #include "planner/planner_test_util.h"
 
@@ -44,13 +45,22 @@ TEST(PlannerDataFiles, EveryFileIsPlannedAndValidated) {
   }
 }
 
-// MiniMalloc's 11 challenging instances (A..K) all fit capacity 1048576. PlanBest stops at
-// the first plan that fits, so the budget only bounds a failure: it is generous because a
-// loaded CI machine or a sanitizer build may give the search a fraction of a core. The 1 s
-// figure (the default budget) comes from planner_bench, not from here.
+// MiniMalloc's challenging instances fit capacity 1048576. PlanBest stops at the first plan
+// that fits, so the budget only bounds a failure: it is generous because a loaded CI machine
+// may give the search a fraction of a core. The 1 s figure (the default budget) comes from
+// planner_bench, not from here.
+#ifdef NDEBUG
+constexpr std::string_view kChallengingInstances = "ABCDEFGHIJK";  // all 11
+#else
+// Unoptimized builds (Debug, the sanitizer runs) search about 50x slower: all 11 took minutes
+// under ASAN+UBSAN on a loaded machine. They check the three quickest (J's lower bound is
+// below the capacity, G's and K's equal it); the optimized build checks all 11.
+constexpr std::string_view kChallengingInstances = "GJK";
+#endif
+
 TEST(PlannerDataFiles, MiniMallocChallengingInstancesAllFitTheirCapacity) {
   const std::filesystem::path dir = PlannerDataDir() / "minimalloc";
-  for (char name = 'A'; name <= 'K'; ++name) {
+  for (const char name : kChallengingInstances) {
     const std::filesystem::path file = dir / fmt::format("{}.1048576.csv", name);
     SCOPED_TRACE(file.string());
     ASSERT_TRUE(std::filesystem::is_regular_file(file));
