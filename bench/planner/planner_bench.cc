@@ -14,11 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "memarena/planner.h"
+#include "synthetic_inputs.h"
 #include "training_trace.h"
 
 namespace {
@@ -120,51 +120,6 @@ void RegisterFile(const std::filesystem::path& file, const std::string& name) {
            memarena::CapacityFromFileName(file.string()));
 }
 
-// A synthetic inference-style trace: mostly short-lived activations, some long skip
-// connections, sizes log-uniform from 256 B to 16 MiB.
-std::vector<PlanTensor> SyntheticTrace(std::size_t tensors, std::uint64_t seed) {
-  using Kind = memarena::TraceEvent::Kind;
-  std::mt19937_64 rng(seed);
-  std::vector<memarena::TraceEvent> events;
-  std::multimap<std::size_t, std::uint64_t> frees;  // event index at which to free -> id
-  for (std::uint64_t id = 0; id < tensors; ++id) {
-    while (!frees.empty() && frees.begin()->first <= events.size()) {
-      events.push_back({Kind::kFree, frees.begin()->second, 0, 1});
-      frees.erase(frees.begin());
-    }
-    const std::size_t size = std::size_t{256} << (rng() % 17);
-    events.push_back({Kind::kAllocate, id, size + (rng() % 4) * 256, 256});
-    const std::size_t life = rng() % 10 == 0 ? 50 + rng() % 400 : 1 + rng() % 8;
-    frees.emplace(events.size() + life, id);
-  }
-  return memarena::TensorsFromTrace(events);
-}
-
-// Lifetimes scattered at random over a long run (no stack discipline), where greedy by
-// size leaves room above the lower bound.
-std::vector<PlanTensor> RandomIntervals(std::size_t tensors, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<PlanTensor> out;
-  for (std::size_t i = 0; i < tensors; ++i) {
-    const auto lower = static_cast<std::int64_t>(rng() % 200000);
-    const auto length = static_cast<std::int64_t>(rng() % 100 == 0 ? 1 + rng() % 20000
-                                                                    : 1 + rng() % 200);
-    const std::size_t size = (std::size_t{256} << (rng() % 13)) + (rng() % 8) * 64;
-    out.push_back({std::to_string(i), size, 64, lower, lower + length});
-  }
-  return out;
-}
-
-// Every tensor alive at once: the case where pairwise overlap lists are quadratic.
-std::vector<PlanTensor> AllAlive(std::size_t tensors, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<PlanTensor> out;
-  for (std::size_t i = 0; i < tensors; ++i) {
-    out.push_back({std::to_string(i), 64 * (1 + rng() % 1024), 64, 0, 1});
-  }
-  return out;
-}
-
 void PrintSummary() {
   std::string out = fmt::format(
       "\nPlanBest budget {} ms; medians; times are wall / process CPU in ms\n"
@@ -217,14 +172,14 @@ int main(int argc, char** argv) {
   for (const auto& file : files) {
     RegisterFile(file, std::filesystem::relative(file, dir).string());
   }
-  Register("synthetic-trace-20000", SyntheticTrace(20000, 7), 0);
+  Register("synthetic-trace-20000", memarena::bench::SyntheticTrace(20000, 7), 0);
   for (const std::size_t n : {20000, 60000, 200000}) {
     Register(fmt::format("training-{}", n),
              memarena::bench::TrainingTrace(memarena::bench::TrainingTraceOfSize(n, n)), 0);
   }
-  Register("random-intervals-20000", RandomIntervals(20000, 11), 0);
-  Register("random-intervals-200000", RandomIntervals(200000, 13), 0);
-  Register("all-alive-200000", AllAlive(200000, 17), 0);
+  Register("random-intervals-20000", memarena::bench::RandomIntervals(20000, 11), 0);
+  Register("random-intervals-200000", memarena::bench::RandomIntervals(200000, 13), 0);
+  Register("all-alive-200000", memarena::bench::AllAlive(200000, 17), 0);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   PrintSummary();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <utility>
 
@@ -74,7 +75,9 @@ std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& c) {
       r.Tick();
       std::vector<std::vector<std::size_t>> kept(c.layers);
       std::vector<std::pair<std::size_t, std::size_t>> buckets;  // (tensor, steps left)
-      for (std::size_t l = 0; l < c.layers; ++l) {
+      // One layer's forward: the activations its backward needs go to kept[l]; returns the
+      // residual output, the next layer's input.
+      auto forward_layer = [&](std::size_t l) {
         auto keep = [&](std::size_t bytes) {
           kept[l].push_back(r.Alloc(bytes));
           r.Tick();
@@ -98,8 +101,25 @@ std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& c) {
         r.Scratch(4 * bsh / 2);      // gelu scratch
         r.Tick();
         keep(bsh);                   // fc2 output
-        const std::size_t next = r.Alloc(bsh);  // residual 2: the next layer's input
-        r.Free(hidden_state);
+        const std::size_t next = r.Alloc(bsh);  // residual 2
+        r.Tick();
+        return next;
+      };
+      // Activation checkpointing: a checkpointed layer keeps only its input and recomputes
+      // its activations right before its backward.
+      auto checkpointed = [&](std::size_t l) {
+        return c.checkpoint_every != 0 && l % c.checkpoint_every == 0;
+      };
+      std::vector<std::size_t> layer_input(c.layers);
+      for (std::size_t l = 0; l < c.layers; ++l) {
+        const std::size_t next = forward_layer(l);
+        if (checkpointed(l)) {
+          for (const std::size_t activation : kept[l]) r.Free(activation);
+          kept[l].clear();
+          layer_input[l] = hidden_state;
+        } else {
+          r.Free(hidden_state);
+        }
         hidden_state = next;
         r.Tick();
       }
@@ -111,6 +131,9 @@ std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& c) {
       r.Free(hidden_state);
       r.Tick();
       for (std::size_t l = c.layers; l-- > 0;) {
+        if (checkpointed(l)) {
+          r.Free(forward_layer(l));  // recompute; the output itself is not needed again
+        }
         // Activation gradients flow back through the layer's ops, each freeing the one
         // before; activations are freed as soon as their gradient step used them.
         for (std::size_t k = kept[l].size(); k-- > 0;) {
@@ -122,6 +145,7 @@ std::vector<PlanTensor> TrainingTrace(const TrainingTraceConfig& c) {
           grad = next_grad;
           r.Tick();
         }
+        if (checkpointed(l)) r.Free(layer_input[l]);
         // Weight gradients: created in the first micro-batch, accumulated in the others.
         std::size_t layer_grad_bytes = 0;
         for (std::size_t w = 0; w < weights.sizes.size(); ++w) {
@@ -174,9 +198,13 @@ TrainingTraceConfig TrainingTraceOfSize(std::size_t tensors, std::uint64_t seed)
   c.max_sequence = std::size_t{256} << (rng() % 3);
   c.batch = 1 + rng() % 4;
   c.layers = 12 + rng() % 37;
+  c.checkpoint_every = std::array<std::size_t, 3>{0, 1, 2}[rng() % 3];
   // Per layer and micro-batch: 13 kept activations and their gradients, 9 scratch, 12
-  // weight gradients (or scratch), the next input; parameters and moments: 48 per layer.
-  const std::size_t per_micro_batch = c.layers * (13 * 2 + 9 + 12 + 1) + 4;
+  // weight gradients (or scratch), the next input, and a checkpointed layer's recomputed
+  // forward (13 + 5 + 1); parameters and moments: 48 per layer.
+  const std::size_t recomputed =
+      c.checkpoint_every == 0 ? 0 : c.layers / c.checkpoint_every * (13 + 5 + 1);
+  const std::size_t per_micro_batch = c.layers * (13 * 2 + 9 + 12 + 1) + recomputed + 4;
   const std::size_t fixed = c.layers * 48;
   c.micro_batches = std::max<std::size_t>(1, (tensors - std::min(tensors, fixed)) / per_micro_batch);
   return c;

@@ -18,6 +18,7 @@ struct TrainingTraceConfig {
   std::size_t steps = 1;            // optimizer steps
   std::size_t batch = 4;
   std::size_t max_sequence = 1024;  // each micro-batch draws its length up to this
+  std::size_t checkpoint_every = 0;  // activation checkpointing of every k-th layer; 0: none
   std::uint64_t seed = 1;
 };
 
@@ -26,6 +27,8 @@ struct TrainingTraceConfig {
 //  - each layer's forward keeps its activations (layer norms, QKV, attention scores and
 //    probabilities, dropout masks, MLP hidden states) until that layer's backward, and
 //    frees its temporaries at once;
+//  - with activation checkpointing, a checkpointed layer keeps only its input and runs its
+//    forward again just before its backward;
 //  - the backward walks the layers in reverse: activation gradients live for one or two
 //    operations, weight gradients from the first micro-batch until the optimizer step;
 //  - data-parallel gradient buckets (a layer's gradients) live until their all-reduce

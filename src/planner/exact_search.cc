@@ -72,7 +72,10 @@ class Search {
     offset_.assign(n, kNone);
     min_offset_.assign(n, 0);
     solution_.assign(n, 0);
-    stamp_.assign(num_sections, 0);
+    witness_.assign(num_sections, 0);
+    for (std::size_t s = 0; s < num_sections; ++s) {
+      if (!sections_.members[s].empty()) witness_[s] = sections_.members[s].front();
+    }
     const std::vector<Partition> partitions = InitialPartitions();
 
     std::int64_t node_limit = static_cast<std::int64_t>(std::max<std::size_t>(n, 1));
@@ -223,8 +226,10 @@ class Search {
   // when `b` has no unplaced neighbour at all (nothing will ever sit on it).
   bool RaiseNeighbours(Index b) {
     const std::size_t height = offset_[b] + t_[b].size;
-    ++current_stamp_;
-    affected_.clear();
+    // Every raised neighbour overlaps `b`, so their sections form one range with b's own
+    // (any gap between them lies inside b's sections, which RaiseFloors checks anyway).
+    affected_lo_ = sections_.begin[b];
+    affected_hi_ = sections_.end[b];
     bool covered = false;
     for (Index o : overlaps_[b]) {
       if (offset_[o] != kNone) continue;
@@ -232,12 +237,8 @@ class Search {
       if (min_offset_[o] >= height) continue;
       offset_changes_.push_back({o, min_offset_[o]});
       min_offset_[o] = AlignUp(height, t_[o].alignment);
-      for (Index s = sections_.begin[o]; s < sections_.end[o]; ++s) {
-        if (stamp_[s] != current_stamp_) {
-          stamp_[s] = current_stamp_;
-          affected_.push_back(s);
-        }
-      }
+      affected_lo_ = std::min(affected_lo_, sections_.begin[o]);
+      affected_hi_ = std::max(affected_hi_, sections_.end[o]);
     }
     return covered;
   }
@@ -251,12 +252,19 @@ class Search {
       floor_[s] = height;
       total_[s] -= t_[b].size;
     }
-    for (Index s : affected_) {
+    for (Index s = affected_lo_; s < affected_hi_; ++s) {
+      // Usually some unplaced member still sits at or below the floor; the one that did
+      // last time is checked first, which spares the scan (a hint: never restored).
+      const Index witness = witness_[s];
+      if (offset_[witness] == kNone && min_offset_[witness] <= floor_[s]) continue;
       std::size_t lowest = kNone;
       for (Index o : sections_.members[s]) {
         if (offset_[o] != kNone) continue;
         lowest = std::min(lowest, min_offset_[o]);
-        if (lowest <= floor_[s]) break;  // the floor cannot rise: stop scanning
+        if (lowest <= floor_[s]) {  // the floor cannot rise: stop scanning
+          witness_[s] = o;
+          break;
+        }
       }
       if (lowest != kNone && floor_[s] < lowest) {
         section_changes_.push_back({s, floor_[s]});
@@ -345,9 +353,9 @@ class Search {
   std::vector<std::size_t> solution_;
   std::vector<Change> offset_changes_;
   std::vector<Change> section_changes_;
-  std::vector<std::uint64_t> stamp_;
-  std::uint64_t current_stamp_ = 0;
-  std::vector<Index> affected_;
+  std::vector<Index> witness_;  // per section: a member last seen at or below its floor
+  Index affected_lo_ = 0;  // sections whose floor may rise after a placement
+  Index affected_hi_ = 0;
   std::deque<std::vector<Candidate>> candidate_pool_;  // by search depth
   std::size_t depth_ = 0;
   std::string_view heuristic_ = kHeuristics[0];

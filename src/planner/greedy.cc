@@ -11,7 +11,8 @@ Plan PlanGreedyBySize(const std::vector<PlanTensor>& tensors) {
   planner::Placer placer(tensors);
   std::vector<std::size_t> offsets;
   placer.Place(planner::SizeOrder(tensors), offsets);
-  return planner::MakePlan(tensors, std::move(offsets), LowerBound(tensors), "greedy-by-size");
+  return planner::MakePlan(tensors, std::move(offsets), LowerBound(tensors),
+                           planner::kGreedyMethod);
 }
 
 }  // namespace memarena

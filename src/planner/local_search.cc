@@ -89,9 +89,16 @@ void ImproveByOrderings(const std::vector<PlanTensor>& tensors, Clock::time_poin
   if (n < 2 || best.arena_size <= target || Clock::now() >= deadline) return;
   Placer placer(tensors);
   std::vector<Index> current = SizeOrder(tensors);
+  // The walk starts from greedy's placement; when `best` is greedy's plan it is that
+  // placement already (placing 200,000 tensors again would cost most of a budget).
   std::vector<std::size_t> current_offsets;
-  std::size_t current_arena = placer.Place(current, current_offsets, best.arena_size, deadline);
-  if (current_arena > best.arena_size) return;  // out of time already
+  std::size_t current_arena = best.arena_size;
+  if (best.method == kGreedyMethod) {
+    current_offsets = best.offsets;
+  } else {
+    current_arena = placer.Place(current, current_offsets, best.arena_size, deadline);
+    if (current_arena > best.arena_size) return;  // out of time already
+  }
   std::vector<std::size_t> trial_offsets;
 
   auto adopt = [&](std::size_t arena, const char* method) {

@@ -7,47 +7,116 @@
 
 namespace memarena::planner {
 
-void ByteRanges::Insert(std::size_t begin, std::size_t end) {
-  // The first range ending at or after `begin` is the first that touches or follows it.
-  auto first = std::lower_bound(ranges_.begin(), ranges_.end(), begin,
-                                [](const Range& r, std::size_t value) { return r.end < value; });
-  auto last = first;
-  while (last != ranges_.end() && last->begin <= end) {
-    begin = std::min(begin, last->begin);
-    end = std::max(end, last->end);
-    ++last;
+namespace {
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MEMARENA_PLANNER_PREFETCH(address) __builtin_prefetch(address)
+#else
+#define MEMARENA_PLANNER_PREFETCH(address) static_cast<void>(address)
+#endif
+
+// Sets this small are searched faster from the front than by bisection.
+constexpr std::uint32_t kLinearSearchBelow = 8;
+
+// The first of `count` sorted ranges whose end is at least `value` (a scan when short).
+std::size_t FirstEndingAtOrAfter(const ByteRange* ranges, std::uint32_t count,
+                                 std::size_t value) noexcept {
+  if (count < kLinearSearchBelow) {
+    std::size_t k = 0;
+    while (k < count && ranges[k].end < value) ++k;
+    return k;
   }
-  if (first == last) {
-    ranges_.insert(first, Range{begin, end});
-    return;
-  }
-  *first = Range{begin, end};
-  ranges_.erase(first + 1, last);
+  return static_cast<std::size_t>(
+      std::lower_bound(ranges, ranges + count, value,
+                       [](const ByteRange& r, std::size_t v) { return r.end < v; }) -
+      ranges);
 }
 
-std::size_t ByteRanges::FirstFree(std::size_t from, std::size_t size, std::size_t alignment,
-                                  std::size_t& cursor) const noexcept {
+}  // namespace
+
+std::size_t RangePool::Allocate(unsigned size_class) {
+  std::vector<std::size_t>& free = free_[size_class];
+  if (!free.empty()) {
+    const std::size_t at = free.back();
+    free.pop_back();
+    return at;
+  }
+  const std::size_t at = ranges_.size();
+  ranges_.resize(at + (std::size_t{1} << size_class));
+  return at;
+}
+
+void RangePool::Clear() noexcept {
+  ranges_.clear();
+  for (std::vector<std::size_t>& free : free_) free.clear();
+}
+
+void ByteRanges::Insert(RangePool& pool, std::size_t begin, std::size_t end) {
+  ByteRange* ranges = size_ == 0 ? nullptr : pool.At(start_);
+  // The first range ending at or after `begin` is the first that touches or follows it.
+  const std::size_t first = FirstEndingAtOrAfter(ranges, size_, begin);
+  std::size_t last = first;
+  while (last < size_ && ranges[last].begin <= end) {
+    begin = std::min(begin, ranges[last].begin);
+    end = std::max(end, ranges[last].end);
+    ++last;
+  }
+  if (first != last) {  // merged with [first, last): one range replaces them
+    ranges[first] = ByteRange{begin, end};
+    std::copy(ranges + last, ranges + size_, ranges + first + 1);
+    size_ -= static_cast<std::uint32_t>(last - first - 1);
+    return;
+  }
+  if (size_class_ != kNoBlock && size_ < (std::uint32_t{1} << size_class_)) {
+    std::copy_backward(ranges + first, ranges + size_, ranges + size_ + 1);
+    ranges[first] = ByteRange{begin, end};
+    ++size_;
+    return;
+  }
+  // Full (or no block yet): move to a block twice the size. Allocate may move the pool.
+  const unsigned grown_class = size_class_ == kNoBlock ? 1 : size_class_ + 1;
+  const std::size_t grown_at = pool.Allocate(grown_class);
+  ByteRange* grown = pool.At(grown_at);
+  if (size_class_ != kNoBlock) {
+    const ByteRange* old = pool.At(start_);
+    std::copy(old, old + first, grown);
+    std::copy(old + first, old + size_, grown + first + 1);
+    pool.Free(start_, size_class_);
+  }
+  grown[first] = ByteRange{begin, end};
+  start_ = grown_at;
+  size_class_ = grown_class;
+  ++size_;
+}
+
+void ByteRanges::Prefetch(const RangePool& pool) const noexcept {
+  if (size_ == 0) return;
+  // The front (a short set's scan) and the middle (a bisection's first probe).
+  const ByteRange* ranges = pool.At(start_);
+  MEMARENA_PLANNER_PREFETCH(ranges);
+  MEMARENA_PLANNER_PREFETCH(ranges + size_ / 2);
+}
+
+std::size_t ByteRanges::FirstFree(const RangePool& pool, std::size_t from, std::size_t size,
+                                  std::size_t alignment, std::size_t& cursor) const noexcept {
+  if (size_ == 0) return from;
+  const ByteRange* ranges = pool.At(start_);
   // Find the first range ending above `from`: the first that could be in the way.
   if (cursor == kNoCursor) {
-    cursor = static_cast<std::size_t>(
-        std::upper_bound(ranges_.begin(), ranges_.end(), from,
-                         [](std::size_t value, const Range& r) { return value < r.end; }) -
-        ranges_.begin());
+    cursor = FirstEndingAtOrAfter(ranges, size_, from + 1);
   } else {
-    while (cursor < ranges_.size() && ranges_[cursor].end <= from) ++cursor;
+    while (cursor < size_ && ranges[cursor].end <= from) ++cursor;
   }
   std::size_t offset = from;
-  for (; cursor < ranges_.size() && ranges_[cursor].begin < offset + size; ++cursor) {
-    offset = AlignUp(ranges_[cursor].end, alignment);
+  for (; cursor < size_ && ranges[cursor].begin < offset + size; ++cursor) {
+    offset = AlignUp(ranges[cursor].end, alignment);
   }
   return offset;
 }
 
-Occupancy::Occupancy(std::size_t num_slots)
-    : num_slots_(static_cast<std::uint32_t>(num_slots)) {
-  std::size_t leaves = 1;
-  while (leaves < num_slots) leaves *= 2;
-  nodes_.resize(2 * leaves);
+Occupancy::Occupancy(std::size_t num_slots) {
+  while (leaves_ < num_slots) leaves_ *= 2;
+  nodes_.resize(2 * leaves_);
 }
 
 void Occupancy::Clear() {
@@ -56,59 +125,90 @@ void Occupancy::Clear() {
     nodes_[node].touching.clear();
   }
   used_.clear();
+  pool_.Clear();
+}
+
+void Occupancy::Decompose(std::uint32_t lo, std::uint32_t hi) {
+  inside_.clear();
+  partial_.clear();
+  // A perfect tree over leaves_ leaves: node k has children 2k and 2k + 1, leaf s is node
+  // leaves_ + s. The canonical cover of [lo, hi), bottom up:
+  for (std::size_t l = lo + leaves_, r = hi + leaves_; l < r; l >>= 1, r >>= 1) {
+    if ((l & 1) != 0) inside_.push_back(l++);
+    if ((r & 1) != 0) inside_.push_back(--r);
+  }
+  // The nodes it partly overlaps are the ancestors of its first and last slot whose slots
+  // reach outside it (a leaf never does).
+  for (unsigned level = 1; (std::size_t{1} << level) <= leaves_; ++level) {
+    const std::size_t width = std::size_t{1} << level;
+    const std::size_t first_begin = std::size_t{lo} >> level << level;
+    const std::size_t last_begin = (std::size_t{hi} - 1) >> level << level;
+    if (first_begin < lo || first_begin + width > hi) {
+      partial_.push_back((lo + leaves_) >> level);
+    }
+    if (last_begin != first_begin && last_begin + width > hi) {
+      partial_.push_back((hi - 1 + leaves_) >> level);
+    }
+  }
+  // The node indices depend on [lo, hi) only, not on what is stored: ask for all of them
+  // at once, so their cache misses overlap instead of following each other down the tree.
+  for (std::size_t node : inside_) MEMARENA_PLANNER_PREFETCH(&nodes_[node]);
+  for (std::size_t node : partial_) MEMARENA_PLANNER_PREFETCH(&nodes_[node]);
 }
 
 void Occupancy::Insert(std::uint32_t lo, std::uint32_t hi, std::size_t begin, std::size_t end) {
-  InsertAt(1, 0, num_slots_, lo, hi, begin, end);
-}
-
-void Occupancy::InsertAt(std::size_t node, std::uint32_t node_lo, std::uint32_t node_hi,
-                         std::uint32_t lo, std::uint32_t hi, std::size_t begin,
-                         std::size_t end) {
-  Node& n = nodes_[node];
-  if (n.touching.empty() && n.covering.empty()) used_.push_back(node);
-  n.touching.Insert(begin, end);
-  if (lo <= node_lo && node_hi <= hi) {
-    n.covering.Insert(begin, end);
-    return;
+  Decompose(lo, hi);
+  // Partial nodes gain it in `touching`, nodes inside [lo, hi) in both sets.
+  for (std::size_t node : partial_) nodes_[node].touching.Prefetch(pool_);
+  for (std::size_t node : inside_) {
+    nodes_[node].touching.Prefetch(pool_);
+    nodes_[node].covering.Prefetch(pool_);
   }
-  const std::uint32_t mid = node_lo + (node_hi - node_lo) / 2;
-  if (lo < mid) InsertAt(2 * node, node_lo, mid, lo, hi, begin, end);
-  if (mid < hi) InsertAt(2 * node + 1, mid, node_hi, lo, hi, begin, end);
-}
-
-void Occupancy::Collect(std::size_t node, std::uint32_t node_lo, std::uint32_t node_hi,
-                        std::uint32_t lo, std::uint32_t hi) {
-  const Node& n = nodes_[node];
-  if (n.touching.empty()) return;  // nothing placed anywhere below
-  if (lo <= node_lo && node_hi <= hi) {
-    relevant_.push_back(&n.touching);
-    return;
+  for (std::size_t node : partial_) {
+    Node& n = nodes_[node];
+    if (n.touching.empty() && n.covering.empty()) used_.push_back(node);
+    n.touching.Insert(pool_, begin, end);
   }
-  if (!n.covering.empty()) relevant_.push_back(&n.covering);
-  const std::uint32_t mid = node_lo + (node_hi - node_lo) / 2;
-  if (lo < mid) Collect(2 * node, node_lo, mid, lo, hi);
-  if (mid < hi) Collect(2 * node + 1, mid, node_hi, lo, hi);
+  for (std::size_t node : inside_) {
+    Node& n = nodes_[node];
+    if (n.touching.empty() && n.covering.empty()) used_.push_back(node);
+    n.touching.Insert(pool_, begin, end);
+    n.covering.Insert(pool_, begin, end);
+  }
 }
 
 std::size_t Occupancy::LowestFit(std::uint32_t lo, std::uint32_t hi, std::size_t size,
                                  std::size_t alignment) {
+  // The placed tensors overlapping [lo, hi): `touching` of the nodes inside it and
+  // `covering` of the nodes it only partly overlaps.
+  Decompose(lo, hi);
   relevant_.clear();
-  Collect(1, 0, num_slots_, lo, hi);
+  for (std::size_t node : inside_) {
+    if (!nodes_[node].touching.empty()) relevant_.push_back(&nodes_[node].touching);
+  }
+  for (std::size_t node : partial_) {
+    if (!nodes_[node].covering.empty()) relevant_.push_back(&nodes_[node].covering);
+  }
+  for (const ByteRanges* set : relevant_) set->Prefetch(pool_);
   // Densest sets first: they decide most of the climb, the sparse ones mostly confirm.
   std::sort(relevant_.begin(), relevant_.end(),
             [](const ByteRanges* a, const ByteRanges* b) { return a->count() > b->count(); });
-  // Go round the sets, each lifting the candidate to its own lowest free place at or above
-  // it. Done when every set in a row has left the candidate where it was.
+  // Each set lifts the candidate to its own lowest free place at or above it; after a
+  // sparse set lifts it, the dense ones are asked again first (they block most often, so
+  // the sparse ones are asked once things settle). Done when all leave it where it was.
   // The candidate only rises, so each set's walk resumes where it stopped.
   const std::size_t count = relevant_.size();
   cursors_.assign(count, ByteRanges::kNoCursor);
   std::size_t offset = 0;
-  std::size_t clean = 0;  // consecutive sets that found `offset` free
-  for (std::size_t k = 0; clean < count; k = k + 1 == count ? 0 : k + 1) {
-    const std::size_t free = relevant_[k]->FirstFree(offset, size, alignment, cursors_[k]);
-    clean = free == offset ? clean + 1 : 1;
+  for (std::size_t k = 0; k < count;) {
+    const std::size_t free = relevant_[k]->FirstFree(pool_, offset, size, alignment, cursors_[k]);
+    if (free != offset && k != 0) {
+      offset = free;
+      k = 0;
+      continue;
+    }
     offset = free;
+    ++k;
   }
   return offset;
 }

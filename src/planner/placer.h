@@ -52,6 +52,9 @@ inline std::uint64_t LifetimeLength(const PlanTensor& t) noexcept {
   return static_cast<std::uint64_t>(t.upper) - static_cast<std::uint64_t>(t.lower);
 }
 
+// Plan::method of PlanGreedyBySize's plans: the Placer's placement in SizeOrder.
+inline constexpr const char* kGreedyMethod = "greedy-by-size";
+
 // A Plan from offsets: arena size and lower bound filled in.
 Plan MakePlan(const std::vector<PlanTensor>& tensors, std::vector<std::size_t> offsets,
               std::size_t lower_bound, std::string method);

@@ -17,9 +17,11 @@ using Clock = std::chrono::steady_clock;
 // The exact search recurses once per buffer; beyond this it is not worth the stack.
 constexpr std::size_t kMaxExactTensors = 4000;
 // When the exact search follows, the heuristics first get a tenth of the budget, at most
-// this. Above kSmallProblem tensors the exact search often runs out of time, so it stops
-// at three quarters of the budget and the local search gets the rest.
+// kHeuristicCap (a fortieth, at most kTargetedHeuristicCap, with a capacity target). Above
+// kSmallProblem tensors the exact search often runs out of time, so it stops at three
+// quarters of the budget and the local search gets the rest.
 constexpr std::chrono::milliseconds kHeuristicCap{250};
+constexpr std::chrono::milliseconds kTargetedHeuristicCap{50};
 constexpr std::size_t kSmallProblem = 1000;
 
 // Probes capacities with the exact search: a found plan lowers the upper end, a proof of
@@ -67,15 +69,20 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
 
   const bool exact = options.exact_search && tensors.size() <= kMaxExactTensors;
   // Heuristics first: cheap, and often enough. The exact search gets the rest.
+  // With a capacity target the exact search is what usually reaches it (MiniMalloc's
+  // instances fit exactly at the lower bound), so the heuristics only get a first look.
+  const bool targeted = options.capacity_target != 0;
   const Clock::time_point heuristic_deadline =
-      exact ? start + std::min<Clock::duration>(options.budget / 10, kHeuristicCap) : deadline;
+      !exact ? deadline
+             : start + std::min<Clock::duration>(options.budget / (targeted ? 40 : 10),
+                                                 targeted ? kTargetedHeuristicCap : kHeuristicCap);
   planner::ImproveByOrderings(tensors, heuristic_deadline, target, options.seed, best);
   if (exact && best.arena_size > target) {
     const bool small = tensors.size() <= kSmallProblem;
     const Clock::time_point exact_deadline = small ? deadline : start + options.budget * 3 / 4;
     // An explicit capacity is what the caller needs: give it most of the time. The lower
     // bound is often out of reach; bisecting above it needs time too.
-    const double first_share = options.capacity_target != 0 ? 0.9 : 0.25;
+    const double first_share = targeted ? 0.9 : 0.25;
     ImproveExactly(tensors, exact_deadline, target, first_share, best);
     if (!small && best.arena_size > target) {
       planner::ImproveByOrderings(tensors, deadline, target, options.seed + 1, best);
