@@ -42,7 +42,7 @@ void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& option
   options.phase = [&progress](std::string_view p) { progress->Phase(p); };
 }
 
-std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
+std::vector<TraceEvent> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
                                                   const std::string& path) {
   constexpr std::uintmax_t kLargeTrace = std::uintmax_t{16} << 20;
   std::error_code error;
@@ -53,7 +53,7 @@ std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::s
   fmt::print(stderr, "{}: parsing {} ({})...", name, path, FormatBytes(error ? 0 : bytes));
   std::fflush(stderr);
   const auto start = std::chrono::steady_clock::now();
-  std::vector<TraceRecord> trace = ReadTrace(path);
+  std::vector<TraceEvent> trace = ReadTrace(path);
   fmt::print(stderr, " {} events in {:.1f} s\n", trace.size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return trace;

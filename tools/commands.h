@@ -43,7 +43,7 @@ void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& option
 
 // Reads a trace for a command, first saying "NAME: parsing PATH (SIZE)" on stderr when the
 // file is large (parsing has no progress of its own) or --progress asks for it.
-std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
+std::vector<TraceEvent> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
                                                   const std::string& path);
 
 // Throws std::runtime_error "PATH: REASON" unless `path` names a readable regular file

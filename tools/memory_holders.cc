@@ -25,11 +25,11 @@ struct LiveBlock {
 };
 
 // Power-of-two buckets: [2^k, 2^(k+1)); bucket 0 also holds zero-byte requests.
-void AddSizeHistogram(HtmlReport& html, std::span<const TraceRecord> trace) {
+void AddSizeHistogram(HtmlReport& html, std::span<const TraceEvent> trace) {
   std::array<std::size_t, 65> count{};
   std::array<std::size_t, 65> bytes{};
   std::size_t total_bytes = 0;
-  for (const TraceRecord& r : trace) {
+  for (const TraceEvent& r : trace) {
     if (r.action != TraceAction::kAllocate) continue;
     const std::size_t bucket = r.size == 0 ? 0 : std::bit_width(r.size) - 1;
     ++count[bucket];
@@ -57,13 +57,13 @@ void AddSizeHistogram(HtmlReport& html, std::span<const TraceRecord> trace) {
 
 // Replays the live set to the row where live requested bytes peak, then lists the largest
 // blocks alive there.
-void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
+void AddLargestAtPeak(HtmlReport& html, std::span<const TraceEvent> trace) {
   std::unordered_map<std::uintptr_t, LiveBlock> live;
   std::size_t live_bytes = 0;
   std::size_t peak_bytes = 0;
   std::size_t peak_event = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
+    const TraceEvent& r = trace[i];
     if (r.action == TraceAction::kAllocate) {
       live[r.pointer] = {r.size, i, r.thread};
       live_bytes += r.size;
@@ -80,7 +80,7 @@ void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
   }
   live.clear();
   for (std::size_t i = 0; i <= peak_event && i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
+    const TraceEvent& r = trace[i];
     if (r.action == TraceAction::kAllocate) live[r.pointer] = {r.size, i, r.thread};
     if (r.action == TraceAction::kFree) live.erase(r.pointer);
   }
@@ -109,7 +109,7 @@ void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
 
 }  // namespace
 
-void AddMemoryHolders(HtmlReport& html, std::span<const TraceRecord> trace) {
+void AddMemoryHolders(HtmlReport& html, std::span<const TraceEvent> trace) {
   AddSizeHistogram(html, trace);
   AddLargestAtPeak(html, trace);
 }

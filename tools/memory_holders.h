@@ -11,6 +11,6 @@
 namespace memarena::tools {
 
 // Appends both sections for `trace` (allocations and frees in file order) to `html`.
-void AddMemoryHolders(HtmlReport& html, std::span<const TraceRecord> trace);
+void AddMemoryHolders(HtmlReport& html, std::span<const TraceEvent> trace);
 
 }  // namespace memarena::tools

@@ -272,10 +272,10 @@ TEST(DropinConfig, TraceFileRecordsEveryAllocation) {
   std::vector<fs::path> traces;
   for (const auto& entry : fs::directory_iterator(dir.path())) traces.push_back(entry.path());
   ASSERT_EQ(traces.size(), 1u) << "one file, named after the pid";
-  const std::vector<TraceRecord> records = ReadTrace(traces[0].string());
+  const std::vector<TraceEvent> records = ReadTrace(traces[0].string());
   std::size_t allocs = 0;
   std::size_t frees = 0;
-  for (const TraceRecord& rec : records) {
+  for (const TraceEvent& rec : records) {
     allocs += rec.action == TraceAction::kAllocate;
     frees += rec.action == TraceAction::kFree;
   }
