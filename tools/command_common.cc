@@ -42,7 +42,7 @@ void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& option
   options.phase = [&progress](std::string_view p) { progress->Phase(p); };
 }
 
-std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
+std::vector<TraceEvent> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
                                                   const std::string& path) {
   constexpr std::uintmax_t kLargeTrace = std::uintmax_t{16} << 20;
   std::error_code error;
@@ -54,7 +54,7 @@ std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::s
   ProgressLine line(std::string(name), std::chrono::milliseconds(0));
   line.Phase(fmt::format("parsing {}", path), ProgressLine::Unit::kBytes);
   try {
-    std::vector<TraceRecord> trace =
+    std::vector<TraceEvent> trace =
         ReadTrace(path, [&line](std::size_t done, std::size_t total) { line.Update(done, total); });
     line.Done();
     return trace;

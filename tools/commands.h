@@ -43,7 +43,7 @@ void AttachProgress(std::optional<ProgressLine>& progress, ReplayOptions& option
 
 // Reads a trace for a command with the line "NAME: parsing PATH  37% (17.0 MiB/46.0 MiB), ETA
 // 0.8 s" on stderr when the file is large (16 MiB or more) or --progress asks for it.
-std::vector<TraceRecord> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
+std::vector<TraceEvent> ReadTraceShowingProgress(const ParsedArgs& args, std::string_view name,
                                                   const std::string& path);
 
 // Throws std::runtime_error "PATH: REASON" unless `path` names a readable regular file

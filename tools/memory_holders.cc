@@ -25,11 +25,11 @@ struct LiveBlock {
 };
 
 // Power-of-two buckets: [2^k, 2^(k+1)); bucket 0 also holds zero-byte requests.
-void AddSizeHistogram(HtmlReport& html, std::span<const TraceRecord> trace) {
+void AddSizeHistogram(HtmlReport& html, std::span<const TraceEvent> trace) {
   std::array<std::size_t, 65> count{};
   std::array<std::size_t, 65> bytes{};
   std::size_t total_bytes = 0;
-  for (const TraceRecord& r : trace) {
+  for (const TraceEvent& r : trace) {
     if (r.action != TraceAction::kAllocate) continue;
     const std::size_t bucket = r.size == 0 ? 0 : std::bit_width(r.size) - 1;
     ++count[bucket];
@@ -56,13 +56,13 @@ void AddSizeHistogram(HtmlReport& html, std::span<const TraceRecord> trace) {
 }
 
 // Lists the largest blocks alive at the row where live requested bytes peak.
-void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
+void AddLargestAtPeak(HtmlReport& html, std::span<const TraceEvent> trace) {
   const LivePeak peak = FindLivePeak(trace);
   const std::size_t peak_event = peak.event;
   const std::size_t peak_bytes = peak.bytes;
   std::unordered_map<std::uintptr_t, LiveBlock> live;
   for (std::size_t i = 0; i <= peak_event && i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
+    const TraceEvent& r = trace[i];
     if (r.action == TraceAction::kAllocate) live[r.pointer] = {r.size, i, r.thread};
     if (r.action == TraceAction::kFree) live.erase(r.pointer);
   }
@@ -91,12 +91,12 @@ void AddLargestAtPeak(HtmlReport& html, std::span<const TraceRecord> trace) {
 
 }  // namespace
 
-LivePeak FindLivePeak(std::span<const TraceRecord> trace) {
+LivePeak FindLivePeak(std::span<const TraceEvent> trace) {
   std::unordered_map<std::uintptr_t, std::size_t> live;  // recorded pointer -> size
   std::size_t live_bytes = 0;
   LivePeak peak;
   for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
+    const TraceEvent& r = trace[i];
     if (r.action == TraceAction::kAllocate) {
       live[r.pointer] = r.size;
       live_bytes += r.size;
@@ -111,7 +111,7 @@ LivePeak FindLivePeak(std::span<const TraceRecord> trace) {
   return peak;
 }
 
-void AddMemoryHolders(HtmlReport& html, std::span<const TraceRecord> trace) {
+void AddMemoryHolders(HtmlReport& html, std::span<const TraceEvent> trace) {
   AddSizeHistogram(html, trace);
   AddLargestAtPeak(html, trace);
 }

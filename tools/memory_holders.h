@@ -17,9 +17,9 @@ struct LivePeak {
   std::size_t event = 0;
   std::size_t bytes = 0;
 };
-LivePeak FindLivePeak(std::span<const TraceRecord> trace);
+LivePeak FindLivePeak(std::span<const TraceEvent> trace);
 
 // Appends both sections for `trace` (allocations and frees in file order) to `html`.
-void AddMemoryHolders(HtmlReport& html, std::span<const TraceRecord> trace);
+void AddMemoryHolders(HtmlReport& html, std::span<const TraceEvent> trace);
 
 }  // namespace memarena::tools

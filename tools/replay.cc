@@ -24,13 +24,13 @@ struct Compiled {
   std::size_t trace_failures = 0;
 };
 
-Compiled Compile(std::span<const TraceRecord> trace) {
+Compiled Compile(std::span<const TraceEvent> trace) {
   Compiled c;
   c.ops.resize(trace.size());
   std::unordered_map<std::uintptr_t, std::uint32_t> live;  // recorded pointer -> slot
   live.reserve(1024);
   for (std::size_t i = 0; i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
+    const TraceEvent& r = trace[i];
     Op& op = c.ops[i];
     op.size = r.size;
     switch (r.action) {
@@ -176,7 +176,7 @@ class Pass {
 
 }  // namespace
 
-ReplayResult Replay(std::span<const TraceRecord> trace, ReplayTarget& target,
+ReplayResult Replay(std::span<const TraceEvent> trace, ReplayTarget& target,
                     const ReplayOptions& options) {
   const Compiled compiled = Compile(trace);
   if (target.WantsRecordingPass(!options.phases.empty())) {
@@ -187,7 +187,7 @@ ReplayResult Replay(std::span<const TraceRecord> trace, ReplayTarget& target,
   return Pass(compiled, target, options, /*measured=*/true).Run();
 }
 
-std::size_t TracePeakRequested(std::span<const TraceRecord> trace) {
+std::size_t TracePeakRequested(std::span<const TraceEvent> trace) {
   const Compiled compiled = Compile(trace);
   std::vector<std::size_t> sizes(compiled.slots, 0);
   std::size_t live = 0, peak = 0;

@@ -1,4 +1,4 @@
-// Replay of a trace (memarena::TraceRecord rows) through an allocator, with the timeline the
+// Replay of a trace (memarena::TraceEvent rows) through an allocator, with the timeline the
 // reports draw: in use and held over the events, and where releases and OOMs happened.
 #pragma once
 
@@ -76,11 +76,11 @@ struct ReplayResult {
 // A failed allocation is an OOM (its later free is skipped); "allocate failure" rows are
 // counted, not replayed; frees of unknown pointers are counted and skipped. Peaks are reset
 // first; what the trace leaves allocated is freed at the end.
-ReplayResult Replay(std::span<const TraceRecord> trace, ReplayTarget& target,
+ReplayResult Replay(std::span<const TraceEvent> trace, ReplayTarget& target,
                     const ReplayOptions& options = {});
 
 // The peak of the sum of live requested sizes in a trace, without replaying it: what any
 // allocator must at least hand out.
-std::size_t TracePeakRequested(std::span<const TraceRecord> trace);
+std::size_t TracePeakRequested(std::span<const TraceEvent> trace);
 
 }  // namespace memarena::tools

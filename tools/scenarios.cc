@@ -23,9 +23,9 @@ class TraceBuilder {
 
  private:
   void Add(TraceAction action, std::uintptr_t ptr, std::size_t size) {
-    trace_.push_back({1, trace_.size() * 1000, action, ptr, size, 0});
+    trace_.push_back({action, ptr, size, 1, 0, 1, trace_.size() * 1000});
   }
-  std::vector<TraceRecord> trace_;
+  std::vector<TraceEvent> trace_;
   std::vector<Phase> phases_;
   std::uint64_t next_id_ = 0;
 };

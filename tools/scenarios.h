@@ -14,7 +14,7 @@ namespace memarena::tools {
 struct Scenario {
   std::string name;
   std::string description;
-  std::vector<TraceRecord> trace;
+  std::vector<TraceEvent> trace;
   std::vector<Phase> phases;
 };
 

@@ -120,11 +120,11 @@ std::string RenderSegments(std::span<const ArenaSegment> segments) {
 // Runs the trace's rows [0, last] through `arena`; what they leave live stays allocated (in
 // `live`, and in `leaked` for a pointer the trace allocated again without freeing it, as
 // Replay does). Returns how many allocations the arena refused.
-std::size_t ReplayUpTo(std::span<const TraceRecord> trace, std::size_t last, Allocator& arena,
+std::size_t ReplayUpTo(std::span<const TraceEvent> trace, std::size_t last, Allocator& arena,
                        std::unordered_map<std::uintptr_t, void*>& live, std::vector<void*>& leaked) {
   std::size_t refused = 0;
   for (std::size_t i = 0; i <= last && i < trace.size(); ++i) {
-    const TraceRecord& r = trace[i];
+    const TraceEvent& r = trace[i];
     if (r.action == TraceAction::kAllocate) {
       void* p = arena.TryAllocate(r.size);
       if (p == nullptr) {
@@ -146,7 +146,7 @@ std::size_t ReplayUpTo(std::span<const TraceRecord> trace, std::size_t last, All
 
 }  // namespace
 
-void AddSegmentMap(HtmlReport& html, std::span<const TraceRecord> trace,
+void AddSegmentMap(HtmlReport& html, std::span<const TraceEvent> trace,
                    std::string_view allocator, std::string_view config) {
   // Only an arena lists its regions; building another target here would also disturb the
   // process-wide host allocator for nothing.

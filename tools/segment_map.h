@@ -15,7 +15,7 @@ namespace memarena::tools {
 // `allocator` built with `config` (as MakeTarget), and appends a picture and a table of the
 // arena's segments there to `html`. Allocators that are not BFC arenas get one line saying
 // that the map covers arenas only. Throws what MakeTarget throws.
-void AddSegmentMap(HtmlReport& html, std::span<const TraceRecord> trace,
+void AddSegmentMap(HtmlReport& html, std::span<const TraceEvent> trace,
                    std::string_view allocator, std::string_view config);
 
 }  // namespace memarena::tools

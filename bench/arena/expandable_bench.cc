@@ -34,10 +34,10 @@ struct Program {
   std::size_t slots = 0;
 };
 
-Program Compile(const std::vector<TraceRecord>& trace) {
+Program Compile(const std::vector<TraceEvent>& trace) {
   Program program;
   std::unordered_map<std::uintptr_t, std::size_t> live;
-  for (const TraceRecord& r : trace) {
+  for (const TraceEvent& r : trace) {
     if (r.action == TraceAction::kAllocate) {
       live[r.pointer] = program.slots;
       program.ops.push_back({true, program.slots++, r.size});

@@ -8,17 +8,17 @@
 namespace memarena::bench {
 
 std::vector<PlanTensor> SyntheticTrace(std::size_t tensors, std::uint64_t seed) {
-  using Kind = memarena::TraceEvent::Kind;
+  using Action = memarena::TraceAction;
   std::mt19937_64 rng(seed);
   std::vector<memarena::TraceEvent> events;
   std::multimap<std::size_t, std::uint64_t> frees;  // event index at which to free -> id
   for (std::uint64_t id = 0; id < tensors; ++id) {
     while (!frees.empty() && frees.begin()->first <= events.size()) {
-      events.push_back({Kind::kFree, frees.begin()->second, 0, 1});
+      events.push_back({Action::kFree, frees.begin()->second, 0, 1, 0, 0, 0});
       frees.erase(frees.begin());
     }
     const std::size_t size = std::size_t{256} << (rng() % 17);
-    events.push_back({Kind::kAllocate, id, size + (rng() % 4) * 256, 256});
+    events.push_back({Action::kAllocate, id, size + (rng() % 4) * 256, 256, 0, 0, 0});
     const std::size_t life = rng() % 10 == 0 ? 50 + rng() % 400 : 1 + rng() % 8;
     frees.emplace(events.size() + life, id);
   }

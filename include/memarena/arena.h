@@ -46,7 +46,7 @@ struct ArenaConfig {
   // arena_extend_strategy takes kNextPowerOfTwo|kSameAsRequested (or 0|1 as in ORT);
   // expandable_segments takes 0|1.
   // Throws ConfigError naming the key and the allowed values on an unknown key, a bad
-  // value, or a value that Validate() rejects.
+  // value, or a value that Validate() rejects (one line per bad key).
   static ArenaConfig Parse(std::string_view text);
 
   // Parses the environment variable `variable` (defaults when unset or empty); throws like Parse.
@@ -58,8 +58,9 @@ struct ArenaConfig {
   void Validate() const;
 };
 
-// The keys ArenaConfig::Parse accepts, with what each takes.
-std::string_view ArenaConfigHelp() noexcept;
+// The keys ArenaConfig::Parse accepts, one line each with the value, default and meaning;
+// generated from the rows the parser reads.
+std::string ArenaConfigHelp();
 
 // An opaque stream (a cudaStream_t as an integer). 0 means "no stream": memory freed
 // without a stream is reusable by anyone at once.

@@ -1,11 +1,9 @@
-// HostConfig: settings of the host allocator and the drop-in layer, read from MEMARENA_CONF.
+// HostConfig: the host heap's settings, read from MEMARENA_CONF (whose drop-in keys, such as
+// stats_at_exit and trace_file, are the drop-in's own settings: docs/dropin.md).
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <string>
-#include <vector>
 #include <string_view>
 
 namespace memarena {
@@ -27,35 +25,13 @@ struct HostConfig {
   // Free committed bytes ReleaseUnusedSpans() keeps for reuse (a warm working set that still
   // counts against the ceiling). Key `release_keep`, a size; 0 = release everything.
   std::size_t release_keep = 0;
-  // Drop-in only: print the stats table to stderr at exit. Key `stats_at_exit`, 0 or 1.
-  // stderr is duplicated at start, so the table arrives even if the program closes fd 2.
-  bool stats_at_exit = false;
-  // Drop-in only: write the stats at exit to this file instead (`%p` = pid); implies
-  // stats_at_exit. Key `stats_file`.
-  std::string stats_file;
-  // Drop-in only: when malloc fails (the ceiling, or the OS), one line on stderr naming the
-  // request, held and the ceiling, at most once per this many seconds (0 = never).
-  // Key `oom_message_interval`, a whole number of seconds (default 10).
-  std::uint32_t oom_message_interval = 10;
-  // Drop-in only: record every allocation to this CSV (RMM replay-log format). Key `trace_file`.
-  std::string trace_file;
-  // Host watermarks as fractions of the ceiling; the drop-in prints one line per upward
-  // crossing. Key `watermarks`, percentages such as 75/88/95 (see SetWatermarks).
-  std::vector<double> watermarks;
-  // Drop-in only: run the growth monitor at this interval (0 = off). Key
-  // `monitor_interval`, a duration such as 10s.
-  std::chrono::milliseconds monitor_interval{0};
-  // Drop-in only: sample the heap and write a profile here at exit and at each monitor
-  // interval ("%p" = pid). Key `heap_profile`, a file path.
-  std::string heap_profile;
-  // Drop-in only: rewrite Prometheus textfile-collector metrics here each monitor interval
-  // and at exit. Key `prometheus_file`, a file path.
-  std::string prometheus_file;
   // Double, interior and foreign frees. Key `on_invalid_free`, abort|report|ignore.
   InvalidFreeAction on_invalid_free = InvalidFreeAction::kAbort;
 
-  // Parses "key:value,key:value". Sizes accept B, K/KiB, M/MiB, G/GiB, T/TiB.
-  // Throws ConfigError naming the key and the allowed values on an unknown key or bad value.
+  // Parses "key:value,key:value" (MEMARENA_CONF's syntax). Sizes accept B, K/KiB, M/MiB,
+  // G/GiB, T/TiB. The drop-in's keys are checked too and otherwise left to the drop-in.
+  // Throws ConfigError with one line per unknown key or bad value, each naming the key and
+  // what is allowed.
   static HostConfig Parse(std::string_view text);
 
   // Parses the MEMARENA_CONF environment variable (defaults when unset or empty).
@@ -63,7 +39,8 @@ struct HostConfig {
   static HostConfig FromEnvironment();
 };
 
-// The keys Parse accepts, with what each takes; used by error messages and --help.
-std::string_view HostConfigHelp() noexcept;
+// Every MEMARENA_CONF key (host and drop-in) with its value, default and meaning, one line
+// each; generated from the same rows as the parser. For --help and messages.
+std::string HostConfigHelp();
 
 }  // namespace memarena

@@ -15,27 +15,40 @@
 
 namespace memarena {
 
-// One allocator's stats under the name that labels them.
+// One allocator's stats under the name that labels them; for the host, its per-class counters
+// too (HostSizeClassStats(); empty for every other allocator).
 struct NamedStats {
+  NamedStats() = default;
+  NamedStats(std::string allocator_name, const AllocatorStats& allocator_stats,
+             std::vector<SizeClassStats> classes = {})
+      : allocator(std::move(allocator_name)),
+        stats(allocator_stats),
+        size_classes(std::move(classes)) {}
+
   std::string allocator;
   AllocatorStats stats;
+  std::vector<SizeClassStats> size_classes;
 };
 
-// A snapshot of `allocator` (GetStats() under name()). Locks like GetStats.
+// A snapshot of `allocator` (GetStats() under name(); size_classes left empty: add
+// HostSizeClassStats() for the host). Locks like GetStats.
 NamedStats Snapshot(const Allocator& allocator);
 
 // `text` as a quoted JSON string ("..." with \\, \", \n and control characters escaped).
 std::string JsonString(std::string_view text);
 
 // One JSON object: {"allocator":"...","bytes_in_use":N,...,"size_classes":[...]}.
-// Field names are AllocatorStats' field names; size_classes lists the valid entries only.
-std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name);
-// A JSON array of such objects.
+// Field names are AllocatorStats' field names; size_classes lists `size_classes` ([] when
+// empty, as for every allocator but the host).
+std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name,
+                        std::span<const SizeClassStats> size_classes = {});
+// A JSON array of such objects, one per NamedStats with its size classes.
 std::string StatsToJson(std::span<const NamedStats> all);
 
 // Prometheus text exposition format (version 0.0.4): one # HELP and # TYPE per metric, then
 // one sample per allocator labelled allocator="NAME". Metric names start with memarena_;
-// counters end in _total. Host size-class counters carry a second label, size="BYTES".
+// counters end in _total. Size-class counters (NamedStats::size_classes) carry a second
+// label, size="BYTES".
 std::string StatsToPrometheus(std::span<const NamedStats> all);
 std::string StatsToPrometheus(const AllocatorStats& stats, std::string_view allocator_name);
 

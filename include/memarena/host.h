@@ -3,15 +3,22 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "memarena/allocator.h"
 #include "memarena/config.h"
+#include "memarena/stats.h"
 
 namespace memarena {
 
 // The process-wide host allocator. Created on first use with HostConfig::FromEnvironment()
 // (MEMARENA_CONF); never destroyed. Thread-safe; the small-size path takes no lock.
 Allocator& HostAllocator();
+
+// The host allocator's counters per size class, one entry per class in ascending size (the
+// host has 96). Host-only, so AllocatorStats stays small for every other allocator. Folds
+// per-thread counters under the registry lock like GetStats(); allocates the vector.
+std::vector<SizeClassStats> HostSizeClassStats();
 
 // Sets the ceiling on bytes the host allocator holds (0 = unlimited). Fails, returning
 // false and changing nothing, when `bytes` is below what is already held after releasing

@@ -1,4 +1,6 @@
-// Umbrella header: the whole public API of memarena (the CUDA part is <memarena/cuda.h>).
+// Umbrella header: the whole public API of libmemarena (the CUDA part is <memarena/cuda.h>).
+// The C API (<memarena/c_api.h>) is not here: its functions live only in the drop-in
+// libraries, so a program linked against libmemarena alone must not see their declarations.
 #pragma once
 
 #include "memarena/allocator.h"
@@ -12,5 +14,4 @@
 #include "memarena/stats.h"
 #include "memarena/tracing.h"
 #include "memarena/virtual_memory_source.h"
-#include "memarena/c_api.h"
 #include "memarena/observability.h"

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "memarena/allocator.h"
+#include "memarena/tracing.h"
 
 namespace memarena {
 
@@ -94,18 +95,11 @@ Plan PlanBest(const std::vector<PlanTensor>& tensors, const PlanOptions& options
 
 // ---- Traces -------------------------------------------------------------------------
 
-// One event of a recorded run. Time is the event's position in the trace.
-struct TraceEvent {
-  enum class Kind { kAllocate, kFree };
-  Kind kind = Kind::kAllocate;
-  std::uint64_t id = 0;       // names the allocation; an allocate and its free share it
-  std::size_t size = 0;       // allocate only
-  std::size_t alignment = 1;  // allocate only
-};
-
-// Turns a trace into tensors (in allocation order): the tensor of event i lives from i to
-// its free event; a tensor never freed lives to the end. Throws std::invalid_argument on a
-// free of an unknown or already freed id, or an id allocated twice while live.
+// Turns a trace (memarena::TraceEvent of tracing.h; `pointer` names the allocation) into
+// tensors in allocation order: the tensor of event i lives from i to its free event; a
+// tensor never freed lives to the end; failed allocations are skipped. Throws
+// std::invalid_argument on a free of an unknown or already freed id, or an id allocated
+// twice while live.
 std::vector<PlanTensor> TensorsFromTrace(const std::vector<TraceEvent>& events);
 
 // ---- CSV (MiniMalloc format) --------------------------------------------------------

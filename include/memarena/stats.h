@@ -2,23 +2,13 @@
 // Field names follow the glossary in docs/glossary.md (in use, requested, held, releasable, peak).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace memarena {
-
-// Per-size-class counters of the host allocator. Other allocators leave them empty.
-struct SizeClassStats {
-  std::size_t size = 0;        // bytes handed out for one object of this class
-  std::uint64_t num_allocs = 0;
-  std::uint64_t num_frees = 0;
-  std::size_t bytes_in_use = 0;  // live objects * size
-};
-
-inline constexpr std::size_t kMaxSizeClassStats = 96;
 
 struct AllocatorStats {
   // Current values.
@@ -61,16 +51,24 @@ struct AllocatorStats {
   std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads
   std::size_t bytes_in_central_lists = 0;  // free objects in the central (shared) lists
   std::size_t bytes_metadata = 0;          // span records, pagemap, caches (not in held)
+};
 
-  // Host allocator only: one entry per size class, num_size_classes of them valid.
-  std::size_t num_size_classes = 0;
-  std::array<SizeClassStats, kMaxSizeClassStats> size_classes{};
+// Per-size-class counters of the host allocator (memarena::HostSizeClassStats() in host.h);
+// no other allocator has size classes, so they stay out of AllocatorStats.
+struct SizeClassStats {
+  std::size_t size = 0;        // bytes handed out for one object of this class
+  std::uint64_t num_allocs = 0;
+  std::uint64_t num_frees = 0;
+  std::size_t bytes_in_use = 0;  // live objects * size
 };
 
 // A human-readable report of `stats` (fmt), titled with the allocator's name: a summary
-// first (process id and command, RSS, held and where it sits), then the current/peak table
-// and the per-size-class rows. Allocates; never call it on a hot path.
-std::string FormatStats(const AllocatorStats& stats, std::string_view allocator_name);
+// first (process id and command, RSS, held and where it sits), then the current/peak table,
+// then, as detail on request, one row per size class of `size_classes` that was ever used
+// (pass HostSizeClassStats() for the host; empty leaves the rows out). Allocates; never
+// call it on a hot path.
+std::string FormatStats(const AllocatorStats& stats, std::string_view allocator_name,
+                        std::span<const SizeClassStats> size_classes = {});
 
 // "1.50 GiB"-style rendering used in every message and table.
 std::string FormatBytes(std::size_t bytes);

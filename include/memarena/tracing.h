@@ -21,14 +21,20 @@ enum class TraceAction { kAllocate, kFree, kAllocateFailure };
 // "allocate", "free" or "allocate failure", as RMM spells them.
 std::string_view TraceActionName(TraceAction action) noexcept;
 
-// One row of a trace.
-struct TraceRecord {
+// One event of an allocation trace, the one vocabulary of every trace in memarena: a row of
+// an RMM replay log (ReadTrace, WriteTrace, `memarena replay`), what TracingAllocator and the
+// drop-in's trace_file record, and a recorded run the planner turns into tensors
+// (TensorsFromTrace; the event's position is its time there).
+struct TraceEvent {
+  TraceAction action = TraceAction::kAllocate;
+  // Names the block: its address in a recorded log, or any id (the planner's runs number
+  // their allocations); an allocate and its free carry the same value.
+  std::uintptr_t pointer = 0;
+  std::size_t size = 0;       // bytes asked for (free rows: the block's usable size; 0 if unknown)
+  std::size_t alignment = 1;  // allocate only; RMM's CSV has no such column, so 1 when read
+  std::uint64_t stream = 0;
   std::uint64_t thread = 0;
   std::uint64_t time_ns = 0;  // from the Time column (HH:MM:SS.uuuuuu), in nanoseconds
-  TraceAction action = TraceAction::kAllocate;
-  std::uintptr_t pointer = 0;
-  std::size_t size = 0;
-  std::uint64_t stream = 0;
 };
 
 // A trace that cannot be read or parsed; what() reads "SOURCE:LINE: problem".
@@ -45,15 +51,15 @@ class TraceError : public std::runtime_error {
 // `progress`, when set, is called about every 1% of the text and at the end with (bytes
 // parsed, total bytes), so a command can show how far a large trace has got.
 using TraceParseProgress = std::function<void(std::size_t, std::size_t)>;
-std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source = "trace",
+std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view source = "trace",
                                     const TraceParseProgress& progress = {});
 
 // Reads and parses a file; throws TraceError when it cannot be read or parsed. `progress`
 // as for ParseTrace (reading the file is not counted: parsing is what takes the time).
-std::vector<TraceRecord> ReadTrace(const std::string& path, const TraceParseProgress& progress = {});
+std::vector<TraceEvent> ReadTrace(const std::string& path, const TraceParseProgress& progress = {});
 
 // Writes `events` as RMM replay-log CSV; throws TraceError when the file cannot be written.
-void WriteTrace(const std::string& path, std::span<const TraceRecord> events);
+void WriteTrace(const std::string& path, std::span<const TraceEvent> events);
 
 // Wraps `upstream` (which must outlive the wrapper) and appends one row per allocation,
 // failed allocation and free to a CSV file in RMM's replay-log format. A free row carries

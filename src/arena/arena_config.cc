@@ -3,7 +3,8 @@
 
 #include <array>
 
-#include "common/config_parser.h"
+#include "arena/arena_config_rows.h"
+#include "common/config_table.h"
 #include "memarena/arena.h"
 #include "memarena/errors.h"
 #include "platform/os.h"
@@ -11,38 +12,45 @@
 namespace memarena {
 namespace {
 
-constexpr std::string_view kStrategyAllowed = "kNextPowerOfTwo or kSameAsRequested (or 0 or 1 as in ORT)";
-
-ArenaExtendStrategy ParseStrategy(std::string_view value) {
+ArenaExtendStrategy ParseStrategy(std::string_view key, std::string_view value) {
   if (value == "kNextPowerOfTwo" || value == "0") return ArenaExtendStrategy::kNextPowerOfTwo;
   if (value == "kSameAsRequested" || value == "1") return ArenaExtendStrategy::kSameAsRequested;
-  throw ConfigError(fmt::format("bad value '{}' for key 'arena_extend_strategy': expected {}",
-                                value, kStrategyAllowed));
+  throw ConfigError(fmt::format("bad value '{}' for key '{}': expected kNextPowerOfTwo or "
+                                "kSameAsRequested (or 0 or 1 as in ORT)", value, key));
 }
 
-std::array<common::ConfigKey, 8> ArenaKeys(ArenaConfig& c) {
-  auto size_key = [](std::string_view key, std::string_view allowed, std::size_t& field) {
-    return common::ConfigKey{key, allowed,
-                             [key, &field](std::string_view v) { field = common::ParseSize(key, v); }};
-  };
-  return {{
-      size_key("max_mem", "a size such as 8GiB (0 = unlimited)", c.max_mem),
-      {"arena_extend_strategy", kStrategyAllowed,
-       [&c](std::string_view v) { c.arena_extend_strategy = ParseStrategy(v); }},
-      size_key("initial_chunk_size_bytes", "a positive size such as 1MiB", c.initial_chunk_size_bytes),
-      size_key("max_dead_bytes_per_chunk", "a size such as 128MiB", c.max_dead_bytes_per_chunk),
-      size_key("initial_growth_chunk_size_bytes", "a positive size such as 2MiB",
-               c.initial_growth_chunk_size_bytes),
-      size_key("max_power_of_two_extend_bytes", "a size of at least 256 such as 1GiB",
-               c.max_power_of_two_extend_bytes),
-      {"expandable_segments", "0 or 1",
-       [&c](std::string_view v) { c.expandable_segments = common::ParseBool("expandable_segments", v); }},
-      size_key("expandable_decommit_threshold", "a size such as 16MiB (0 = decommit whenever memory is added)",
-               c.expandable_decommit_threshold),
-  }};
+std::string ShowStrategy(ArenaExtendStrategy strategy) {
+  return strategy == ArenaExtendStrategy::kNextPowerOfTwo ? "kNextPowerOfTwo" : "kSameAsRequested";
 }
+
+constexpr std::array kArenaRows = {
+    common::SizeRow<&ArenaConfig::max_mem>(
+        "max_mem", "limit on held bytes, ORT's bytes_limit (0 = unlimited)"),
+    common::Row<&ArenaConfig::arena_extend_strategy, ParseStrategy, ShowStrategy>(
+        "arena_extend_strategy", "kNextPowerOfTwo|kSameAsRequested",
+        "how a region grows; 0 and 1 as in ORT"),
+    common::SizeRow<&ArenaConfig::initial_chunk_size_bytes>(
+        "initial_chunk_size_bytes", "first region under kNextPowerOfTwo (must be > 0)"),
+    common::SizeRow<&ArenaConfig::max_dead_bytes_per_chunk>(
+        "max_dead_bytes_per_chunk", "split a free chunk when at least this much is left over"),
+    common::SizeRow<&ArenaConfig::initial_growth_chunk_size_bytes>(
+        "initial_growth_chunk_size_bytes", "growth restarts here after a shrink (must be > 0)"),
+    common::SizeRow<&ArenaConfig::max_power_of_two_extend_bytes>(
+        "max_power_of_two_extend_bytes", "kNextPowerOfTwo stops doubling here (at least 256)"),
+    common::BoolRow<&ArenaConfig::expandable_segments>(
+        "expandable_segments", "1: one growing virtual range whose granules are "
+        "committed and decommitted on demand (needs a VirtualMemorySource); beyond OrtArenaCfg"),
+    common::SizeRow<&ArenaConfig::expandable_decommit_threshold>(
+        "expandable_decommit_threshold",
+        "expandable: held may exceed in use (the most in use over the last one or two epochs "
+        "of 2048 frees) by this much before free granules are decommitted, down to half of it"),
+};
 
 }  // namespace
+
+namespace arena {
+std::span<const common::ConfigRow<ArenaConfig>> ArenaRows() { return kArenaRows; }
+}  // namespace arena
 
 void ArenaConfig::Validate() const {
   // Every size stays at most kMaxConfigBytes, so rounding a chunk up to a power of two and
@@ -57,8 +65,8 @@ void ArenaConfig::Validate() const {
 
 ArenaConfig ArenaConfig::Parse(std::string_view text) {
   ArenaConfig config;
-  const auto keys = ArenaKeys(config);
-  common::ParseConfigString(text, keys, "ArenaConfig");
+  common::ThrowIfAny(common::ApplySettings(
+      text, arena::ArenaRows(), "ArenaConfig", config));
   try {
     config.Validate();
   } catch (const ConfigError& e) {
@@ -77,19 +85,10 @@ ArenaConfig ArenaConfig::FromEnvironment(const char* variable) {
   }
 }
 
-std::string_view ArenaConfigHelp() noexcept {
-  return "ArenaConfig keys (OrtArenaCfg names), key:value,...:\n"
-         "  max_mem:SIZE                          limit on held bytes (0 = unlimited, default)\n"
-         "  arena_extend_strategy:S               kNextPowerOfTwo (default) | kSameAsRequested\n"
-         "  initial_chunk_size_bytes:SIZE         first region under kNextPowerOfTwo (1MiB)\n"
-         "  max_dead_bytes_per_chunk:SIZE         split a free chunk when this much is left (128MiB)\n"
-         "  initial_growth_chunk_size_bytes:SIZE  growth restarts here after a shrink (2MiB)\n"
-         "  max_power_of_two_extend_bytes:SIZE    kNextPowerOfTwo stops doubling here (1GiB)\n"
-         "  expandable_segments:0|1               one growing virtual range, granules committed and\n"
-         "                                        decommitted on demand (0; needs a virtual-memory source)\n"
-         "  expandable_decommit_threshold:SIZE    expandable: decommit free granules when held would\n"
-         "                                        exceed in use by more than this (16MiB)\n"
-         "SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.";
+std::string ArenaConfigHelp() {
+  return fmt::format("ArenaConfig keys (OrtArenaCfg names), key:value,...:\n{}SIZE takes B, "
+                     "K/KiB, M/MiB, G/GiB or T/TiB.",
+                     common::ConfigHelpLines(arena::ArenaRows()));
 }
 
 }  // namespace memarena

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/config_table.h"
 #include "common/text.h"
 #include "memarena/errors.h"
 
@@ -109,17 +110,28 @@ long long ParseInteger(std::string_view key, std::string_view value, long long m
   return number;
 }
 
-std::string ListKeys(std::span<const ConfigKey> keys) {
-  std::string out;
-  for (const ConfigKey& k : keys) {
-    if (!out.empty()) out += ", ";
-    out += k.key;
+std::string ShowSize(std::size_t bytes) {
+  static constexpr struct {
+    std::string_view suffix;
+    unsigned shift;
+  } kUnits[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}};
+  for (const auto& unit : kUnits) {
+    const std::size_t one = std::size_t{1} << unit.shift;
+    if (bytes != 0 && bytes % one == 0) return fmt::format("{}{}", bytes / one, unit.suffix);
   }
-  return out;
+  return fmt::format("{}", bytes);
 }
 
-void ParseConfigString(std::string_view text, std::span<const ConfigKey> keys,
-                       std::string_view what) {
+std::string ShowBool(bool value) { return value ? "1" : "0"; }
+
+std::string ShowNumber(double value) { return fmt::format("{}", value); }
+
+std::string ShowText(const std::string& text) { return text.empty() ? "(none)" : text; }
+
+std::string ParseText(std::string_view, std::string_view value) { return std::string(value); }
+
+std::vector<Setting> SplitSettings(std::string_view text) {
+  std::vector<Setting> settings;
   while (!text.empty()) {
     const std::size_t comma = text.find(',');
     const std::string_view item = Trim(text.substr(0, comma));
@@ -127,25 +139,39 @@ void ParseConfigString(std::string_view text, std::span<const ConfigKey> keys,
     if (item.empty()) continue;
     std::size_t sep = item.find(':');
     if (sep == std::string_view::npos) sep = item.find('=');
-    const std::string_view key = Trim(item.substr(0, sep));
-    const ConfigKey* row = nullptr;
-    for (const ConfigKey& k : keys) {
-      if (k.key == key) row = &k;
-    }
-    if (row == nullptr) {
-      throw ConfigError(fmt::format("{}: unknown key '{}'; allowed keys: {}", what, key,
-                                    ListKeys(keys)));
-    }
-    if (sep == std::string_view::npos || Trim(item.substr(sep + 1)).empty()) {
-      throw ConfigError(fmt::format("{}: key '{}' has no value; write {}:VALUE where VALUE is {}",
-                                    what, key, key, row->allowed));
-    }
-    try {
-      row->apply(Trim(item.substr(sep + 1)));
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: {}", what, e.what()));
-    }
+    Setting setting;
+    setting.key = Trim(item.substr(0, sep));
+    if (sep != std::string_view::npos) setting.value = Trim(item.substr(sep + 1));
+    setting.has_value = !setting.value.empty();
+    settings.push_back(setting);
   }
+  return settings;
+}
+
+std::string UnknownKeyMessage(std::string_view what, std::string_view key,
+                              std::string_view allowed_keys) {
+  return fmt::format("{}: unknown key '{}'; allowed keys: {}", what, key, allowed_keys);
+}
+
+std::string MissingValueMessage(std::string_view what, std::string_view key,
+                                std::string_view form, std::string_view help) {
+  return fmt::format("{}: key '{}' has no value; write {}:{} ({})", what, key, key, form, help);
+}
+
+std::string MarkdownCell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void ThrowIfAny(const std::vector<std::string>& errors) {
+  if (errors.empty()) return;
+  std::string text;
+  for (const std::string& e : errors) text += fmt::format("{}{}", text.empty() ? "" : "\n", e);
+  throw ConfigError(text);
 }
 
 }  // namespace memarena::common

@@ -39,7 +39,7 @@ std::string StatsSummary(const AllocatorStats& s) {
   out += fmt::format("  RSS {}; in use {} of held {} (limit {})\n",
                      FormatBytes(platform::ResidentBytes()), FormatBytes(s.bytes_in_use),
                      FormatBytes(s.bytes_held), LimitText(s.limit_bytes));
-  if (s.num_size_classes != 0) {
+  if (s.bytes_metadata != 0) {  // only the host fills these
     const std::size_t accounted = s.bytes_in_use + s.bytes_in_thread_caches +
                                   s.bytes_in_central_lists + s.bytes_releasable;
     const std::size_t other = s.bytes_held > accounted ? s.bytes_held - accounted : 0;
@@ -54,7 +54,8 @@ std::string StatsSummary(const AllocatorStats& s) {
 
 }  // namespace
 
-std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name) {
+std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name,
+                        std::span<const SizeClassStats> size_classes) {
   std::string out = fmt::format("memarena stats: {}\n", allocator_name);
   out += StatsSummary(s);
   out += "  detail:\n";
@@ -82,10 +83,9 @@ std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name
                        FormatBytes(s.virtual_bytes_reserved), FormatBytes(s.virtual_bytes_used),
                        s.num_commits, s.num_decommits, FormatBytes(s.bytes_decommitted));
   }
-  if (s.num_size_classes != 0) {
+  if (!size_classes.empty()) {
     out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", "class", "allocs", "frees", "in use");
-    for (std::size_t i = 0; i < s.num_size_classes && i < kMaxSizeClassStats; ++i) {
-      const SizeClassStats& c = s.size_classes[i];
+    for (const SizeClassStats& c : size_classes) {
       if (c.num_allocs == 0) continue;
       out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", c.size, c.num_allocs, c.num_frees,
                          FormatBytes(c.bytes_in_use));

@@ -27,8 +27,8 @@ std::chrono::milliseconds ParseDuration(std::string_view key, std::string_view v
   const double millis = number * scale;
   if (error != std::errc() || scale == 0.0 || !(millis >= 1.0) || millis > 1e12) {
     throw ConfigError(fmt::format(
-        "MEMARENA_CONF key '{}': bad duration '{}'; allowed: a positive duration of at least "
-        "1ms such as 500ms, 10s, 5m or 1h (a bare number is seconds)", key, value));
+        "bad value '{}' for key '{}': expected a positive duration of at least 1ms such as "
+        "500ms, 10s, 5m or 1h (a bare number is seconds)", value, key));
   }
   return std::chrono::milliseconds(static_cast<long long>(millis));
 }
@@ -53,8 +53,8 @@ std::vector<double> ParseWatermarkLevels(std::string_view key, std::string_view 
   std::string_view rest = common::Trim(text);
   const auto bad = [&](std::string_view why) {
     return ConfigError(fmt::format(
-        "MEMARENA_CONF key '{}': bad value '{}' ({}); allowed: ascending percentages of the "
-        "limit in (0, 100] separated by '/', e.g. 75/88/95", key, text, why));
+        "bad value '{}' for key '{}' ({}): expected ascending percentages of the limit in "
+        "(0, 100] separated by '/', e.g. 75/88/95", text, key, why));
   };
   while (!rest.empty()) {
     const std::size_t slash = rest.find('/');

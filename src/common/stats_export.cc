@@ -128,12 +128,13 @@ NamedStats Snapshot(const Allocator& allocator) {
 
 std::string JsonString(std::string_view text) { return fmt::format("\"{}\"", Escape(text)); }
 
-std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name) {
+std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_name,
+                        std::span<const SizeClassStats> size_classes) {
   std::string out = fmt::format("{{\"allocator\":{}", JsonString(allocator_name));
   for (const Metric& m : kMetrics) out += fmt::format(",\"{}\":{}", m.field, Value(m, stats));
   out += ",\"size_classes\":[";
-  for (std::size_t i = 0; i < stats.num_size_classes && i < kMaxSizeClassStats; ++i) {
-    const SizeClassStats& c = stats.size_classes[i];
+  for (std::size_t i = 0; i < size_classes.size(); ++i) {
+    const SizeClassStats& c = size_classes[i];
     out += fmt::format("{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{}}}",
                        i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use);
   }
@@ -145,7 +146,7 @@ std::string StatsToJson(std::span<const NamedStats> all) {
   std::string out = "[";
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (i != 0) out += ',';
-    out += StatsToJson(all[i].stats, all[i].allocator);
+    out += StatsToJson(all[i].stats, all[i].allocator, all[i].size_classes);
   }
   out += "]";
   return out;
@@ -178,13 +179,12 @@ std::string StatsToPrometheus(std::span<const NamedStats> all) {
                       [](const SizeClassStats& c) { return c.num_frees; }},
   };
   bool any_classes = false;
-  for (const NamedStats& n : all) any_classes = any_classes || n.stats.num_size_classes != 0;
+  for (const NamedStats& n : all) any_classes = any_classes || !n.size_classes.empty();
   if (!any_classes) return out;
   for (const SizeClassMetric& m : kSizeClassMetrics) {
     AppendFamilyHeader(out, m.name, m.help, m.type);
     for (const NamedStats& n : all) {
-      for (std::size_t i = 0; i < n.stats.num_size_classes && i < kMaxSizeClassStats; ++i) {
-        const SizeClassStats& c = n.stats.size_classes[i];
+      for (const SizeClassStats& c : n.size_classes) {
         out += fmt::format("memarena_{}{{allocator=\"{}\",size=\"{}\"}} {}\n", m.name,
                            Escape(n.allocator), c.size, m.get(c));
       }

@@ -69,13 +69,11 @@ char* PutText(char* out, std::string_view text) noexcept {
 
 }  // namespace
 
-std::size_t FormatTraceRow(char* out, std::uint64_t thread, std::uint64_t elapsed_ns,
-                           TraceAction action, std::uintptr_t ptr, std::size_t size,
-                           std::uint64_t stream) noexcept {
+std::size_t FormatTraceRow(char* out, const TraceEvent& event) noexcept {
   char* p = out;
-  p = PutDecimal(p, thread);
+  p = PutDecimal(p, event.thread);
   *p++ = ',';
-  const std::uint64_t micros = elapsed_ns / 1000;
+  const std::uint64_t micros = event.time_ns / 1000;
   const std::uint64_t seconds = micros / 1000000;
   p = PutDecimal(p, seconds / 3600, 2);
   *p++ = ':';
@@ -85,13 +83,13 @@ std::size_t FormatTraceRow(char* out, std::uint64_t thread, std::uint64_t elapse
   *p++ = '.';
   p = PutDecimal(p, micros % 1000000, 6);
   *p++ = ',';
-  p = PutText(p, TraceActionName(action));
+  p = PutText(p, TraceActionName(event.action));
   *p++ = ',';
-  p = PutHex(p, ptr);
+  p = PutHex(p, event.pointer);
   *p++ = ',';
-  p = PutDecimal(p, size);
+  p = PutDecimal(p, event.size);
   *p++ = ',';
-  p = PutDecimal(p, stream);
+  p = PutDecimal(p, event.stream);
   *p++ = '\n';
   return static_cast<std::size_t>(p - out);
 }
@@ -126,8 +124,9 @@ void TraceLog::Record(TraceAction action, const void* ptr, std::size_t size,
   if (fd_ < 0) return;
   char row[kMaxTraceRowBytes];
   const std::uint64_t now = platform::NowNanos();
-  const std::size_t n = FormatTraceRow(row, thread, now - start_ns_, action,
-                                       reinterpret_cast<std::uintptr_t>(ptr), size, stream);
+  const TraceEvent event{action, reinterpret_cast<std::uintptr_t>(ptr), size, 1, stream,
+                         thread, now - start_ns_};
+  const std::size_t n = FormatTraceRow(row, event);
   if (used_ + n > kBufferBytes) FlushLocked();
   std::memcpy(buffer_ + used_, row, n);
   used_ += n;
@@ -257,9 +256,9 @@ Columns ParseHeader(std::string_view line, std::string_view source) {
 
 }  // namespace
 
-std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view source,
+std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view source,
                                     const TraceParseProgress& progress) {
-  std::vector<TraceRecord> events;
+  std::vector<TraceEvent> events;
   Columns columns;
   bool have_header = false;
   std::size_t line_number = 0;
@@ -290,7 +289,7 @@ std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view sour
       throw TraceError(fmt::format("{}:{}: expected {} fields, got {} in line '{}'", source,
                                    line_number, columns.count, fields.size(), line));
     }
-    TraceRecord e;
+    TraceEvent e;
     std::uint64_t value = 0;
     if (!ParseUnsigned(fields[columns.thread], e.thread)) {
       throw fail("bad Thread (a number)", fields[columns.thread]);
@@ -319,7 +318,7 @@ std::vector<TraceRecord> ParseTrace(std::string_view text, std::string_view sour
   return events;
 }
 
-std::vector<TraceRecord> ReadTrace(const std::string& path, const TraceParseProgress& progress) {
+std::vector<TraceEvent> ReadTrace(const std::string& path, const TraceParseProgress& progress) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(fmt::format("{}: cannot open the trace: {}", path, std::strerror(errno)));
   std::ostringstream text;
@@ -327,16 +326,15 @@ std::vector<TraceRecord> ReadTrace(const std::string& path, const TraceParseProg
   return ParseTrace(text.str(), path, progress);
 }
 
-void WriteTrace(const std::string& path, std::span<const TraceRecord> events) {
+void WriteTrace(const std::string& path, std::span<const TraceEvent> events) {
   const int fd = platform::OpenForWrite(path.c_str());
   if (fd < 0) {
     throw TraceError(fmt::format("{}: cannot write the trace: {}", path, std::strerror(errno)));
   }
   std::string out(common::kHeader);
   char row[common::kMaxTraceRowBytes];
-  for (const TraceRecord& e : events) {
-    out.append(row, common::FormatTraceRow(row, e.thread, e.time_ns, e.action, e.pointer, e.size,
-                                           e.stream));
+  for (const TraceEvent& e : events) {
+    out.append(row, common::FormatTraceRow(row, e));
   }
   const bool ok = platform::WriteAll(fd, out.data(), out.size());
   platform::CloseFile(fd);

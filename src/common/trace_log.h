@@ -11,6 +11,7 @@
 namespace memarena::common {
 
 using memarena::TraceAction;
+using memarena::TraceEvent;
 
 // Writes RMM replay-log CSV rows (header Thread,Time,Action,Pointer,Size,Stream):
 //   Thread  platform::ThreadId() of the caller
@@ -62,11 +63,10 @@ class TraceLog {
   char buffer_[kBufferBytes] = {};
 };
 
-// Renders one row (with its newline) into `out`, which holds at least kMaxTraceRowBytes;
-// returns the length. Exposed for the tests and for writers that keep their own buffer.
+// Renders one event as a row (with its newline) into `out`, which holds at least
+// kMaxTraceRowBytes; returns the length. time_ns is written as elapsed HH:MM:SS.uuuuuu;
+// alignment has no column. Exposed for the tests and for writers that keep their own buffer.
 inline constexpr std::size_t kMaxTraceRowBytes = 160;
-std::size_t FormatTraceRow(char* out, std::uint64_t thread, std::uint64_t elapsed_ns,
-                           TraceAction action, std::uintptr_t ptr, std::size_t size,
-                           std::uint64_t stream) noexcept;
+std::size_t FormatTraceRow(char* out, const TraceEvent& event) noexcept;
 
 }  // namespace memarena::common

@@ -608,48 +608,72 @@ std::size_t HeldBytes() noexcept { return g_page_heap.Held(); }
 
 const char* CheckHeap() noexcept { return g_page_heap.CheckInvariants(); }
 
-AllocatorStats Stats() noexcept {
+namespace {
+
+// Every thread's per-class counters folded together (under the registry lock), the one
+// read that Stats() and SizeClasses() share.
+struct ClassCounters {
   std::uint64_t allocs[kNumClasses + 1];
   std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
   std::size_t cached = 0;
-  std::size_t largest_free_object = 0;  // in a thread cache or a central list
-  {
-    SpinLockHolder hold(g_registry.lock);
+  std::size_t largest_free_object = 0;  // in a thread cache (central lists are added later)
+};
+
+void FoldClassCounters(ClassCounters& out) noexcept {
+  SpinLockHolder hold(g_registry.lock);
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    out.allocs[cls] = g_registry.allocs[cls].load(std::memory_order_relaxed);
+    out.live[cls] = g_registry.net_out[cls].load(std::memory_order_relaxed);
+  }
+  for (const ThreadCache* tc = g_registry.head; tc != nullptr; tc = tc->next) {
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-      allocs[cls] = g_registry.allocs[cls].load(std::memory_order_relaxed);
-      live[cls] = g_registry.net_out[cls].load(std::memory_order_relaxed);
-    }
-    for (const ThreadCache* tc = g_registry.head; tc != nullptr; tc = tc->next) {
-      for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-        const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
-        allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
-        live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
-        cached += std::size_t{length} * kSizes[cls];
-        if (length != 0) largest_free_object = std::max<std::size_t>(largest_free_object,
-                                                                       kSizes[cls]);
+      const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
+      out.allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
+      out.live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
+      out.cached += std::size_t{length} * kSizes[cls];
+      if (length != 0) {
+        out.largest_free_object = std::max<std::size_t>(out.largest_free_object, kSizes[cls]);
       }
     }
   }
+}
+
+SizeClassStats ClassStats(const ClassCounters& counters, std::size_t cls) noexcept {
+  // Counters are read racily while threads run: clamp what cannot be negative.
+  const auto in_use = static_cast<std::uint64_t>(std::max<std::int64_t>(counters.live[cls], 0));
+  SizeClassStats c;
+  c.size = kSizes[cls];
+  c.num_allocs = counters.allocs[cls];
+  c.num_frees = c.num_allocs > in_use ? c.num_allocs - in_use : 0;
+  c.bytes_in_use = static_cast<std::size_t>(in_use) * c.size;
+  return c;
+}
+
+}  // namespace
+
+void SizeClasses(std::span<SizeClassStats, kNumClasses> out) noexcept {
+  ClassCounters counters;
+  FoldClassCounters(counters);
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) out[cls - 1] = ClassStats(counters, cls);
+}
+
+AllocatorStats Stats() noexcept {
+  ClassCounters counters;
+  FoldClassCounters(counters);
+  std::size_t largest_free_object = counters.largest_free_object;
   AllocatorStats s;
   std::size_t small_in_use = 0;
   std::size_t central_free = 0;
   std::size_t largest_class_used = 0;
-  s.num_size_classes = kNumClasses;
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    // Counters are read racily while threads run: clamp what cannot be negative.
-    const auto in_use = static_cast<std::uint64_t>(std::max<std::int64_t>(live[cls], 0));
-    SizeClassStats& c = s.size_classes[cls - 1];
-    c.size = kSizes[cls];
-    c.num_allocs = allocs[cls];
-    c.num_frees = allocs[cls] > in_use ? allocs[cls] - in_use : 0;
-    c.bytes_in_use = static_cast<std::size_t>(in_use) * c.size;
+    const SizeClassStats c = ClassStats(counters, cls);
     small_in_use += c.bytes_in_use;
     const std::size_t central_objects = g_central.FreeObjects(cls);
     central_free += central_objects * c.size;
     if (central_objects != 0) largest_free_object = std::max(largest_free_object, c.size);
     s.num_allocs += c.num_allocs;
     s.num_frees += c.num_frees;
-    if (allocs[cls] != 0) largest_class_used = c.size;
+    if (c.num_allocs != 0) largest_class_used = c.size;
   }
   const PageHeapStats heap = g_page_heap.Stats();
   s.bytes_in_use = small_in_use + g_page_heap.LargeInUse();
@@ -659,7 +683,7 @@ AllocatorStats Stats() noexcept {
   // The largest block a request could get without committing pages: a free span, or, when
   // every free byte sits in cached and central objects, the largest such object.
   s.largest_free_block = std::max(heap.largest_free_committed, largest_free_object);
-  const std::size_t free_inside_held = heap.free_committed + cached + central_free;
+  const std::size_t free_inside_held = heap.free_committed + counters.cached + central_free;
   s.fragmentation = free_inside_held == 0
                         ? 0.0
                         : 1.0 - static_cast<double>(s.largest_free_block) /
@@ -679,7 +703,7 @@ AllocatorStats Stats() noexcept {
   s.bytes_released = heap.bytes_released;
   s.num_ooms = g_ooms.load(std::memory_order_relaxed);
   s.max_alloc_size = std::max(largest_class_used, heap.max_large_request);
-  s.bytes_in_thread_caches = cached;
+  s.bytes_in_thread_caches = counters.cached;
   s.bytes_in_central_lists = central_free;
   s.bytes_metadata = MetaBytes();
   return s;

@@ -3,13 +3,19 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
+#include "host/size_classes.h"
 #include "memarena/stats.h"
 
 namespace memarena::host {
 
 // Folds every thread's counters into one snapshot. Takes locks; not for hot paths.
 AllocatorStats Stats() noexcept;
+
+// The per-class counters, class 1 first (memarena::HostSizeClassStats()). Takes the same
+// lock as Stats(); never allocates.
+void SizeClasses(std::span<SizeClassStats, kNumClasses> out) noexcept;
 
 // Peaks restart from the current values.
 void ResetPeaks() noexcept;

@@ -4,8 +4,10 @@
 
 #include <new>
 #include <string>
+#include <vector>
 
 #include "common/format.h"
+#include "common/memarena_conf.h"
 #include "common/release_registry.h"
 #include "host/heap.h"
 #include "host/host_api.h"
@@ -49,14 +51,16 @@ class HostHeapAllocator final : public Allocator {
   }
 };
 
+// Every valid key applies; each bad one is reported on its own line and skipped (one bad
+// key must not cost the process a valid ceiling).
 void ApplyEnvironmentConfig() {
-  try {
-    host::ApplyConfig(HostConfig::FromEnvironment());
-  } catch (const ConfigError& error) {
-    const std::string message =
-        fmt::format("memarena: MEMARENA_CONF ignored, using the defaults: {}\n", error.what());
-    platform::WriteStderr(message.data(), message.size());
+  std::vector<std::string> errors;
+  const common::MemarenaConf conf = common::MemarenaConfFromEnvironment(errors);
+  for (const std::string& error : errors) {
+    const std::string line = fmt::format("memarena: {}; skipped, the other keys apply\n", error);
+    platform::WriteStderr(line.data(), line.size());
   }
+  host::ApplyConfig(conf.host);
 }
 
 }  // namespace
@@ -70,6 +74,13 @@ Allocator& HostAllocator() {
     return allocator;
   }();
   return *instance;
+}
+
+std::vector<SizeClassStats> HostSizeClassStats() {
+  HostAllocator();
+  std::vector<SizeClassStats> classes(host::kNumClasses);
+  host::SizeClasses(std::span<SizeClassStats, host::kNumClasses>(classes.data(), classes.size()));
+  return classes;
 }
 
 bool SetCeiling(std::size_t bytes) {

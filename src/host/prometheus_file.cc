@@ -49,7 +49,8 @@ Outputs& TheOutputs() {
 
 void WritePrometheusFile(const std::string& path) {
   const std::string target = common::ExpandPidPattern(path, static_cast<int>(platform::ProcessId()));
-  const NamedStats host = Snapshot(HostAllocator());
+  NamedStats host = Snapshot(HostAllocator());
+  host.size_classes = HostSizeClassStats();
   const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1)) +
                            ObservabilityGauges();
   // The collector may read at any moment: it must see the old file or the whole new one.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "common/watermark_levels.h"
 #include "host/heap.h"
@@ -29,8 +30,9 @@ constinit Levels g_host;
 std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
   std::vector<MemoryConsumer> consumers;
   std::size_t small = 0;
-  for (std::size_t i = 0; i < stats.num_size_classes; ++i) {
-    const SizeClassStats& c = stats.size_classes[i];
+  std::array<SizeClassStats, kNumClasses> classes;
+  SizeClasses(classes);
+  for (const SizeClassStats& c : classes) {
     small += c.bytes_in_use;
     if (c.bytes_in_use != 0) {
       consumers.push_back({fmt::format("class {}", FormatBytes(c.size)), c.bytes_in_use});

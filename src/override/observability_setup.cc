@@ -24,7 +24,7 @@ void PrintCrossing(const WatermarkCrossing& crossing) {
 
 }  // namespace
 
-void ConfigureObservability(const HostConfig& config) {
+void ConfigureObservability(const common::DropinConfig& config) {
   if (!config.watermarks.empty()) SetWatermarks(config.watermarks, &PrintCrossing);
   if (!config.heap_profile.empty()) SetHeapSampleInterval(kDefaultHeapSampleInterval);
   if (config.heap_profile.empty() && config.prometheus_file.empty()) {

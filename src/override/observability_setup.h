@@ -2,12 +2,12 @@
 // heap_profile, prometheus_file); see docs/observability.md.
 #pragma once
 
-#include "memarena/config.h"
+#include "common/memarena_conf.h"
 
 namespace memarena::dropin {
 
 // Called once at load, after the host keys were applied. Throws what SetWatermarks and
 // StartMonitor throw.
-void ConfigureObservability(const HostConfig& config);
+void ConfigureObservability(const common::DropinConfig& config);
 
 }  // namespace memarena::dropin

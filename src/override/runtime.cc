@@ -13,13 +13,13 @@
 #include <exception>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "common/observability_config.h"
 #include "common/trace_log.h"
 #include "host/heap.h"
 #include "host/host_api.h"
-#include "memarena/config.h"
-#include "memarena/errors.h"
+#include "common/memarena_conf.h"
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "override/dropin.h"
@@ -51,6 +51,7 @@ void WriteMessage(const std::string& text) noexcept {
 // dynamic initializers, so a std::string here would not exist yet.
 constinit int g_stats_fd = -1;
 constinit char g_stats_path[4096] = {};
+constinit bool g_stats_detail = false;  // stats_detail: the per-size-class rows too
 
 // "%p" in the path becomes the process id, so programs that spawn children (which read the
 // same MEMARENA_CONF) can give each process its own file.
@@ -61,7 +62,9 @@ std::string ExpandPidPattern(const std::string& path) {
 void PrintStatsAtExit() noexcept {
   try {
     Allocator& host = HostAllocator();
-    const std::string text = FormatStats(host.GetStats(), host.name());
+    const std::string text =
+        g_stats_detail ? FormatStats(host.GetStats(), host.name(), HostSizeClassStats())
+                       : FormatStats(host.GetStats(), host.name());
     if (g_stats_path[0] != '\0') {
       const std::string path = ExpandPidPattern(g_stats_path);
       const int fd = platform::OpenForWrite(path.c_str());
@@ -119,16 +122,12 @@ __attribute__((constructor)) void ConfigureAtLoad() { ConfigureFromEnvironment()
 
 void ConfigureFromEnvironment() noexcept {
   try {
-    // The host allocator owns MEMARENA_CONF's host keys and its one error message.
+    // HostAllocator() applied the host keys and reported each bad key on its own line; the
+    // drop-in keys come from the same rows (their errors are among those already reported).
     HostAllocator();
-    const char* text = platform::GetEnv("MEMARENA_CONF");
-    if (text == nullptr) return;
-    HostConfig config;
-    try {
-      config = HostConfig::Parse(text);
-    } catch (const ConfigError&) {
-      return;  // already reported by HostAllocator(); the defaults have no drop-in extras
-    }
+    std::vector<std::string> already_reported;
+    common::MemarenaConf conf = common::MemarenaConfFromEnvironment(already_reported);
+    common::DropinConfig& config = conf.dropin;
     g_oom_interval_ns.store(std::uint64_t{config.oom_message_interval} * 1'000'000'000,
                             std::memory_order_relaxed);
     if (config.stats_at_exit || !config.stats_file.empty()) {
@@ -142,6 +141,7 @@ void ConfigureFromEnvironment() noexcept {
           config.stats_file.copy(g_stats_path, config.stats_file.size());
         }
         if (g_stats_path[0] == '\0') g_stats_fd = platform::DuplicateStderr();
+        g_stats_detail = config.stats_detail;
         std::atexit(&PrintStatsAtExit);
       }
     }

@@ -35,8 +35,9 @@ MEMARENA_DROPIN_HIDDEN void ReportFailure(std::size_t bytes) noexcept;
 MEMARENA_DROPIN_HIDDEN void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept;
 
 // Applies MEMARENA_CONF once the heap works (at load): the host keys (ceiling, release
-// ratio, cache size) through HostAllocator(), which reports a bad string with one message on
-// stderr and keeps the defaults, then the drop-in keys stats_at_exit and trace_file.
+// ratio, cache size) through HostAllocator(), which reports each bad key on its own line and
+// applies the valid ones, then the drop-in's keys (common::DropinConfig): exit stats,
+// trace_file, the failed-malloc line and the observability outputs.
 void ConfigureFromEnvironment() noexcept;
 
 }  // namespace memarena::dropin

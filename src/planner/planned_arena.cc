@@ -232,7 +232,7 @@ void* PlannedArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexce
     const bool traced = run_open_ && bytes != 0;
     NoteAllocLocked(ptr, Live{bytes, usable, planned, run_, traced ? next_trace_id_ : kNotTraced});
     if (traced) {
-      trace_.push_back({TraceEvent::Kind::kAllocate, next_trace_id_++, bytes, alignment});
+      trace_.push_back({TraceAction::kAllocate, next_trace_id_++, bytes, alignment, 0, 0, 0});
     }
     if (!planned && run_open_) ++fallbacks_;
     return ptr;
@@ -281,7 +281,7 @@ void PlannedArena::Deallocate(void* ptr) noexcept {
   ++stats_.num_frees;
   if (run_open_ && live.run == run_ && live.trace_id != kNotTraced) {
     try {
-      trace_.push_back({TraceEvent::Kind::kFree, live.trace_id, 0, 1});
+      trace_.push_back({TraceAction::kFree, live.trace_id, 0, 1, 0, 0, 0});
     } catch (...) {
       // Without the free the trace would keep the tensor live to the end: still a
       // safe (if looser) pattern, so nothing else to do.

@@ -88,17 +88,19 @@ std::vector<PlanTensor> TensorsFromTrace(const std::vector<TraceEvent>& events) 
   for (std::size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     const auto time = static_cast<std::int64_t>(i);
-    if (e.kind == TraceEvent::Kind::kAllocate) {
-      if (!live.emplace(e.id, tensors.size()).second) {
+    if (e.action == TraceAction::kAllocateFailure) continue;  // nothing was placed
+    if (e.action == TraceAction::kAllocate) {
+      if (!live.emplace(e.pointer, tensors.size()).second) {
         throw std::invalid_argument(fmt::format(
-            "memarena planner: trace event {} allocates id {} which is already live", i, e.id));
+            "memarena planner: trace event {} allocates id {} which is already live", i,
+            e.pointer));
       }
-      tensors.push_back({fmt::format("{}", e.id), e.size, e.alignment, time, end_of_run});
+      tensors.push_back({fmt::format("{}", e.pointer), e.size, e.alignment, time, end_of_run});
     } else {
-      auto it = live.find(e.id);
+      auto it = live.find(e.pointer);
       if (it == live.end()) {
         throw std::invalid_argument(fmt::format(
-            "memarena planner: trace event {} frees id {} which is not live", i, e.id));
+            "memarena planner: trace event {} frees id {} which is not live", i, e.pointer));
       }
       tensors[it->second].upper = time;
       live.erase(it);

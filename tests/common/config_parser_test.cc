@@ -1,9 +1,14 @@
 // The MEMARENA_CONF parser: good strings parse, and every kind of bad string names its key.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "common/config_parser.h"
+#include "common/memarena_conf.h"
 #include "memarena/memarena.h"
 
 namespace memarena {
@@ -22,7 +27,9 @@ TEST(HostConfigParse, DefaultsWhenEmpty) {
   const HostConfig c = HostConfig::Parse("");
   EXPECT_EQ(c.ceiling, 0u);
   EXPECT_DOUBLE_EQ(c.release_threshold_ratio, 0.8);
-  EXPECT_FALSE(c.stats_at_exit);
+  std::vector<std::string> errors;
+  EXPECT_FALSE(common::ParseMemarenaConf("", errors).dropin.stats_at_exit);
+  EXPECT_TRUE(errors.empty());
 }
 
 TEST(HostConfigParse, SizesTakeEverySuffix) {
@@ -42,12 +49,61 @@ TEST(HostConfigParse, SizesTakeEverySuffix) {
 }
 
 TEST(HostConfigParse, SeveralKeysWithSpacesAndEquals) {
-  const HostConfig c = HostConfig::Parse(
-      " ceiling : 1GiB , release_threshold_ratio=0.5,stats_at_exit:1,trace_file:/tmp/t.csv,");
-  EXPECT_EQ(c.ceiling, std::size_t{1} << 30);
-  EXPECT_DOUBLE_EQ(c.release_threshold_ratio, 0.5);
-  EXPECT_TRUE(c.stats_at_exit);
-  EXPECT_EQ(c.trace_file, "/tmp/t.csv");
+  std::vector<std::string> errors;
+  const common::MemarenaConf c = common::ParseMemarenaConf(
+      " ceiling : 1GiB , release_threshold_ratio=0.5,stats_at_exit:1,trace_file:/tmp/t.csv,",
+      errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(c.host.ceiling, std::size_t{1} << 30);
+  EXPECT_DOUBLE_EQ(c.host.release_threshold_ratio, 0.5);
+  EXPECT_TRUE(c.dropin.stats_at_exit);
+  EXPECT_EQ(c.dropin.trace_file, "/tmp/t.csv");
+  // HostConfig::Parse accepts the drop-in's keys too (they are MEMARENA_CONF's).
+  EXPECT_EQ(HostConfig::Parse("stats_at_exit:1,ceiling:2GiB").ceiling, std::size_t{2} << 30);
+}
+
+// Issue 9: one bad key used to discard all of MEMARENA_CONF, a valid ceiling included.
+TEST(MemarenaConf, ABadKeySkipsOnlyItselfAndTheValidKeysApply) {
+  std::vector<std::string> errors;
+  const common::MemarenaConf c = common::ParseMemarenaConf(
+      "ceiling:64MiB,bogus_key:1,release_keep:lots,stats_at_exit:1,oom_message_interval", errors);
+  EXPECT_EQ(c.host.ceiling, std::size_t{64} << 20);
+  EXPECT_EQ(c.host.release_keep, 0u);  // the bad value left the default
+  EXPECT_TRUE(c.dropin.stats_at_exit);
+  EXPECT_EQ(c.dropin.oom_message_interval, 10u);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_NE(errors[0].find("unknown key 'bogus_key'; allowed keys: ceiling"), std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[0].find("stats_detail"), std::string::npos) << "lists drop-in keys too";
+  EXPECT_NE(errors[1].find("bad value 'lots' for key 'release_keep'"), std::string::npos)
+      << errors[1];
+  EXPECT_NE(errors[2].find("key 'oom_message_interval' has no value"), std::string::npos)
+      << errors[2];
+  for (const std::string& e : errors) {
+    EXPECT_EQ(e.rfind("MEMARENA_CONF: ", 0), 0u) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << "one line each: " << e;
+  }
+}
+
+TEST(HostConfigParse, ThrowsOneLinePerBadKey) {
+  const std::string e = ErrorOf("celing:1GiB,ceiling:1GiB,thread_cache_bytes:big");
+  EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
+  EXPECT_NE(e.find("unknown key 'celing'"), std::string::npos) << e;
+  EXPECT_NE(e.find("key 'thread_cache_bytes'"), std::string::npos) << e;
+}
+
+TEST(HostConfigHelp, HasOneLinePerRowWithItsDefault) {
+  const std::string help = HostConfigHelp();
+  for (const auto& row : common::HostRows()) {
+    EXPECT_NE(help.find(fmt::format("  {}:{}", row.key, row.form)), std::string::npos) << row.key;
+  }
+  for (const auto& row : common::DropinRows()) {
+    EXPECT_NE(help.find(fmt::format("  {}:{}", row.key, row.form)), std::string::npos) << row.key;
+  }
+  // Defaults come from the structs' initializers through the rows' printers.
+  EXPECT_NE(help.find("(default 4MiB)"), std::string::npos) << help;
+  EXPECT_NE(help.find("(default 0.8)"), std::string::npos) << help;
+  EXPECT_NE(help.find("(default abort)"), std::string::npos) << help;
 }
 
 TEST(HostConfigParse, UnknownKeyListsTheAllowedOnes) {

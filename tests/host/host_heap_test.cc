@@ -1,5 +1,6 @@
 // Behaviour of the process-wide host heap beyond the conformance suite: host_api.h
 // contracts, statistics, thread exit, cross-thread frees, fork, config and checked mode.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,20 +98,23 @@ TEST(HostApi, HugeRequestsFailCleanly) {
 TEST(HostStats, CountersFollowAllocationsPerClass) {
   ReleaseUnused();
   const AllocatorStats before = Stats();
+  const std::vector<SizeClassStats> classes_before = HostSizeClassStats();
   std::vector<void*> blocks;
   for (int i = 0; i < 100; ++i) blocks.push_back(Allocate(100, 0));
   void* large = Allocate(1 << 20, 0);
   const AllocatorStats during = Stats();
+  const std::vector<SizeClassStats> classes = HostSizeClassStats();
+  ASSERT_EQ(classes.size(), kNumClasses);
   const std::size_t cls = ClassFor(100);
-  const SizeClassStats& c = during.size_classes[cls - 1];
+  const SizeClassStats& c = classes[cls - 1];
   EXPECT_EQ(c.size, ClassSize(cls));
-  EXPECT_EQ(c.num_allocs - before.size_classes[cls - 1].num_allocs, 100u);
+  EXPECT_EQ(c.num_allocs - classes_before[cls - 1].num_allocs, 100u);
+  EXPECT_GE(c.bytes_in_use - classes_before[cls - 1].bytes_in_use, 100 * ClassSize(cls));
   EXPECT_EQ(during.num_allocs - before.num_allocs, 101u);
   EXPECT_EQ(during.bytes_in_use - before.bytes_in_use, 100 * ClassSize(cls) + (1 << 20));
   EXPECT_EQ(during.bytes_requested - before.bytes_requested, 100 * ClassSize(cls) + (1 << 20));
   EXPECT_GE(during.peak_bytes_in_use, during.bytes_in_use);
   EXPECT_GE(during.bytes_held, during.bytes_in_use);
-  EXPECT_EQ(during.num_size_classes, kNumClasses);
   EXPECT_GE(during.max_alloc_size, std::size_t{1} << 20);
   for (void* p : blocks) Free(p);
   Free(large);
@@ -120,9 +124,15 @@ TEST(HostStats, CountersFollowAllocationsPerClass) {
   EXPECT_GE(after.peak_bytes_in_use, during.bytes_in_use);
   ResetPeaks();
   EXPECT_EQ(Stats().peak_bytes_in_use, Stats().bytes_in_use);
-  const std::string table = FormatStats(after, "host");
-  EXPECT_NE(table.find("in use"), std::string::npos);
-  EXPECT_NE(table.find(std::to_string(ClassSize(cls))), std::string::npos);
+  // The per-class rows are detail on request: only with the classes passed.
+  const std::string summary = FormatStats(after, "host");
+  const std::string detail = FormatStats(after, "host", HostSizeClassStats());
+  EXPECT_NE(summary.find("in use"), std::string::npos);
+  EXPECT_NE(summary.find("held not in use: thread caches"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("     class"), std::string::npos) << summary;
+  EXPECT_NE(detail.find("     class       allocs"), std::string::npos) << detail;
+  EXPECT_NE(detail.find(fmt::format("  {:>10} ", ClassSize(cls))), std::string::npos) << detail;
+  EXPECT_LT(detail.find("held not in use"), detail.find("     class")) << "summary first";
 }
 
 TEST(HostStats, ReleasableAndFragmentationDescribeFreeSpans) {
@@ -170,8 +180,7 @@ TEST(HostThreads, AnExitingThreadFlushesItsCache) {
   });
   worker.join();
   // With the exited thread's cache flushed, every span it used is free again.
-  const AllocatorStats s = Stats();
-  EXPECT_EQ(s.size_classes[ClassFor(48) - 1].bytes_in_use, 0u);
+  EXPECT_EQ(HostSizeClassStats()[ClassFor(48) - 1].bytes_in_use, 0u);
   EXPECT_GT(ReleaseUnused(), 0u);
   EXPECT_EQ(Stats().bytes_releasable, 0u);
 }

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "common/memarena_conf.h"
 #include "memarena/memarena.h"
 #include "observability/watermark_scenarios.h"
 
@@ -78,8 +79,13 @@ TEST(WatermarksConfig, BadLevelsAreRefusedWithTheAllowedForm) {
     EXPECT_NE(std::string(e.what()).find("watermarks"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("75/88/95"), std::string::npos);
   }
-  EXPECT_THROW(memarena::HostConfig::Parse("watermarks:0/50"), memarena::ConfigError);
-  EXPECT_EQ(memarena::HostConfig::Parse("monitor_interval:10s").monitor_interval.count(), 10000);
+  std::vector<std::string> errors;
+  memarena::common::ParseMemarenaConf("watermarks:0/50", errors);
+  EXPECT_EQ(errors.size(), 1u);
+  EXPECT_EQ(
+      memarena::common::ParseMemarenaConf("monitor_interval:10s", errors).dropin.monitor_interval.count(),
+      10000);
+  EXPECT_TRUE(errors.empty());
   EXPECT_THROW(memarena::HostConfig::Parse("monitor_interval:10parsecs"), memarena::ConfigError);
 }
 

@@ -199,6 +199,41 @@ TEST(DropinConfig, BadConfigPrintsOneMessageAndRunsOnDefaults) {
   }
 }
 
+// Issue 9: a bad key used to discard all of MEMARENA_CONF, the valid ceiling included. Now
+// each bad key gets its own line and the others apply: the probe checks the ceiling.
+TEST(DropinConfig, BadKeysAreReportedOneLineEachAndTheValidKeysStillApply) {
+  const ProcessResult r = RunProcess(
+      {MEMARENA_CEILING_PROBE},
+      {kPreload, "MEMARENA_CONF=bogus_key:1,ceiling:256MiB,stats_at_exit:maybe,"
+                 "oom_message_interval:0"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("then recovered"), std::string::npos) << r.out;
+  EXPECT_EQ(CountOccurrences(r.err, "\n"), 2u) << "one line per bad key: " << r.err;
+  EXPECT_EQ(r.err.rfind("memarena: MEMARENA_CONF: unknown key 'bogus_key'; allowed keys: ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("\nmemarena: MEMARENA_CONF: bad value 'maybe' for key 'stats_at_exit': "
+                       "expected 0 or 1"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(CountOccurrences(r.err, "skipped, the other keys apply\n"), 2u) << r.err;
+}
+
+// The exit stats: a short summary by default, the per-size-class rows with stats_detail:1.
+TEST(DropinConfig, StatsDetailAddsTheSizeClassRows) {
+  const std::vector<std::string> argv = {MEMARENA_DLOPEN_PROBE, MEMARENA_DLOPEN_MODULE};
+  const ProcessResult summary = RunProcess(argv, {kPreload, "MEMARENA_CONF=stats_at_exit:1"});
+  const ProcessResult detail =
+      RunProcess(argv, {kPreload, "MEMARENA_CONF=stats_at_exit:1,stats_detail:1"});
+  EXPECT_EQ(summary.status, 0) << summary.err;
+  EXPECT_EQ(detail.status, 0) << detail.err;
+  constexpr std::string_view kClassHeader = "     class       allocs        frees";
+  EXPECT_EQ(summary.err.find(kClassHeader), std::string::npos) << summary.err;
+  ASSERT_NE(detail.err.find(kClassHeader), std::string::npos) << detail.err;
+  EXPECT_LT(detail.err.find("held not in use"), detail.err.find(kClassHeader)) << detail.err;
+  // At least one used class row follows: "        16 ..." (size, allocs, frees, in use).
+  EXPECT_GT(CountOccurrences(detail.err, "\n"), CountOccurrences(summary.err, "\n")) << detail.err;
+}
+
 TEST(DropinConfig, StatsAtExitPrintsTheTableOnce) {
   const ProcessResult r = RunProcess({MEMARENA_DLOPEN_PROBE, MEMARENA_DLOPEN_MODULE},
                                      {kPreload, "MEMARENA_CONF=stats_at_exit:1"});
@@ -272,10 +307,10 @@ TEST(DropinConfig, TraceFileRecordsEveryAllocation) {
   std::vector<fs::path> traces;
   for (const auto& entry : fs::directory_iterator(dir.path())) traces.push_back(entry.path());
   ASSERT_EQ(traces.size(), 1u) << "one file, named after the pid";
-  const std::vector<TraceRecord> records = ReadTrace(traces[0].string());
+  const std::vector<TraceEvent> records = ReadTrace(traces[0].string());
   std::size_t allocs = 0;
   std::size_t frees = 0;
-  for (const TraceRecord& rec : records) {
+  for (const TraceEvent& rec : records) {
     allocs += rec.action == TraceAction::kAllocate;
     frees += rec.action == TraceAction::kFree;
   }

@@ -101,22 +101,24 @@ TEST(PlannerCases, BadInputIsAClearError) {
 }
 
 TEST(PlannerCases, TraceBecomesTensorsInAllocationOrder) {
-  using K = TraceEvent::Kind;
-  const std::vector<TraceEvent> trace = {{K::kAllocate, 7, 100, 1}, {K::kAllocate, 9, 50, 16},
-                                         {K::kFree, 7, 0, 1},       {K::kAllocate, 7, 80, 1},
-                                         {K::kFree, 9, 0, 1}};
+  using A = TraceAction;
+  const std::vector<TraceEvent> trace = {
+      {A::kAllocate, 7, 100, 1, 0, 0, 0}, {A::kAllocate, 9, 50, 16, 0, 0, 0},
+      {A::kFree, 7, 0, 1, 0, 0, 0},       {A::kAllocateFailure, 0, 1 << 30, 1, 0, 0, 0},
+      {A::kAllocate, 7, 80, 1, 0, 0, 0},  {A::kFree, 9, 0, 1, 0, 0, 0}};
   const auto tensors = TensorsFromTrace(trace);
   ASSERT_EQ(tensors.size(), 3u);
   EXPECT_EQ(tensors[0].lower, 0);
   EXPECT_EQ(tensors[0].upper, 2);
   EXPECT_EQ(tensors[1].alignment, 16u);
-  EXPECT_EQ(tensors[1].upper, 4);
-  EXPECT_EQ(tensors[2].lower, 3);
-  EXPECT_EQ(tensors[2].upper, 5);  // never freed: live to the end of the trace
+  EXPECT_EQ(tensors[1].upper, 5);  // the failed allocation at 3 placed nothing, but takes a step
+  EXPECT_EQ(tensors[2].lower, 4);
+  EXPECT_EQ(tensors[2].upper, 6);  // never freed: live to the end of the trace
   EXPECT_EQ(LowerBound(tensors), 150u);
-  EXPECT_THROW(TensorsFromTrace({{K::kFree, 1, 0, 1}}), std::invalid_argument);
-  EXPECT_THROW(TensorsFromTrace({{K::kAllocate, 1, 4, 1}, {K::kAllocate, 1, 4, 1}}),
-               std::invalid_argument);
+  EXPECT_THROW(TensorsFromTrace({{A::kFree, 1, 0, 1, 0, 0, 0}}), std::invalid_argument);
+  EXPECT_THROW(
+      TensorsFromTrace({{A::kAllocate, 1, 4, 1, 0, 0, 0}, {A::kAllocate, 1, 4, 1, 0, 0, 0}}),
+      std::invalid_argument);
 }
 
 TEST(PlannerCsv, RoundTripsWithAlignmentAndOffsets) {

@@ -48,15 +48,13 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
 
 TEST(StatsToJson, EscapesNamesAndListsSizeClasses) {
   AllocatorStats s;
-  s.num_size_classes = 2;
-  s.size_classes[0] = {16, 10, 4, 96};
-  s.size_classes[1] = {32, 1, 1, 0};
-  const std::string json = StatsToJson(s, "a\"b\\c");
+  const std::vector<SizeClassStats> classes = {{16, 10, 4, 96}, {32, 1, 1, 0}};
+  const std::string json = StatsToJson(s, "a\"b\\c", classes);
   EXPECT_NE(json.find(R"("allocator":"a\"b\\c")"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,"bytes_in_use":96},{"size":32)"),
             std::string::npos)
       << json;
-  const NamedStats two[] = {{"x", s}, {"y", s}};
+  const NamedStats two[] = {{"x", s, classes}, {"y", s, {}}};
   const std::string array = StatsToJson(two);
   EXPECT_TRUE(array.starts_with("[{\"allocator\":\"x\""));
   EXPECT_NE(array.find("},{\"allocator\":\"y\""), std::string::npos);
@@ -145,10 +143,8 @@ TEST(StatsToPrometheus, CountersNeverDecreaseAcrossAnArenaShrink) {
 }
 
 TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {
-  AllocatorStats s;
-  s.num_size_classes = 1;
-  s.size_classes[0] = {48, 3, 1, 96};
-  const std::string text = StatsToPrometheus(s, "host");
+  const NamedStats host{"host", AllocatorStats{}, {{48, 3, 1, 96}}};
+  const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1));
   EXPECT_NE(text.find("memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n"),
             std::string::npos)
       << text;

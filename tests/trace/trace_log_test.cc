@@ -32,10 +32,10 @@ TEST(FormatTraceRow, WritesRmmColumns) {
   char row[common::kMaxTraceRowBytes];
   const std::uint64_t ns = ((1ull * 3600 + 2 * 60 + 3) * 1000000 + 42) * 1000 + 999;
   const std::size_t n =
-      common::FormatTraceRow(row, 17, ns, TraceAction::kAllocate, 0x7f00a000, 4096, 0);
+      common::FormatTraceRow(row, {TraceAction::kAllocate, 0x7f00a000, 4096, 64, 0, 17, ns});
   EXPECT_EQ(std::string(row, n), "17,01:02:03.000042,allocate,0x7f00a000,4096,0\n");
   const std::size_t m =
-      common::FormatTraceRow(row, 1, 0, TraceAction::kAllocateFailure, 0, 1ull << 40, 7);
+      common::FormatTraceRow(row, {TraceAction::kAllocateFailure, 0, 1ull << 40, 1, 7, 1, 0});
   EXPECT_EQ(std::string(row, m), "1,00:00:00.000000,allocate failure,0x0,1099511627776,7\n");
 }
 
@@ -170,9 +170,9 @@ TEST(ReadTrace, MissingFileIsAClearError) {
 
 TEST(WriteTrace, RoundTripsEvents) {
   const std::string path = TempPath("write_trace");
-  std::vector<TraceRecord> events = {
-      {1, 1500, TraceAction::kAllocate, 0x1000, 64, 0},
-      {2, 2000000, TraceAction::kFree, 0x1000, 64, 5},
+  std::vector<TraceEvent> events = {
+      {TraceAction::kAllocate, 0x1000, 64, 1, 0, 1, 1500},
+      {TraceAction::kFree, 0x1000, 64, 1, 5, 2, 2000000},
   };
   WriteTrace(path, events);
   const auto back = ReadTrace(path);

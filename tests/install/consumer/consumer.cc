@@ -1,6 +1,12 @@
 // A program outside the memarena tree, built only against the installed package.
 #include <memarena/memarena.h>
 
+// The umbrella header declares only what libmemarena defines; the drop-in-only C API
+// (memarena_get_stats, ...) must stay out of a program linked against libmemarena alone.
+#if defined(MEMARENA_C_API_H_)
+#error "memarena/memarena.h must not include memarena/c_api.h (drop-in libraries only)"
+#endif
+
 #include <cstdio>
 #include <cstring>
 
