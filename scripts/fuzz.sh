@@ -5,12 +5,13 @@
 #   FUZZ_SECONDS=36000 FUZZERS=host_ops_fuzzer scripts/fuzz.sh   # one harness for 10 hours
 # Extra libFuzzer flags go in FUZZ_ARGS (e.g. "-jobs=4 -workers=4"). A crash, a sanitizer
 # report or a broken invariant exits non-zero and leaves the input in $build/artifacts/.
+# Each harness prints "fuzz: N operations checked" every 2^20 operations and at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 build=${BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-20}
-fuzzers=${FUZZERS:-host_ops_fuzzer arena_ops_fuzzer config_fuzzer}
+fuzzers=${FUZZERS:-host_ops_fuzzer arena_ops_fuzzer config_fuzzer planner_csv_fuzzer trace_reader_fuzzer}
 # fuzzer-no-link: the library gets libFuzzer's coverage instrumentation, so inputs that
 # reach new code in the heap, the arena or the parsers are kept.
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

@@ -40,6 +40,13 @@ struct Host {
   static void Free(void* p) { memarena::host::Free(p); }
 };
 
+// The host heap's fast paths without the double/interior-free checks: what the checks cost
+// is BM_Pair<Host> against BM_Pair<HostUnchecked> in the same run (issue 17).
+struct HostUnchecked {
+  static void* Allocate(std::size_t n) { return memarena::host::AllocateUnchecked(n, 0); }
+  static void Free(void* p) { memarena::host::FreeUnchecked(p); }
+};
+
 // Through the public interface: a virtual call on memarena::HostAllocator().
 struct HostInterface {
   static void* Allocate(std::size_t n) { return memarena::HostAllocator().TryAllocate(n); }
@@ -67,6 +74,7 @@ void PairSizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_TEMPLATE(BM_Pair, Glibc)->Apply(PairSizes);
 BENCHMARK_TEMPLATE(BM_Pair, Host)->Apply(PairSizes);
+BENCHMARK_TEMPLATE(BM_Pair, HostUnchecked)->Apply(PairSizes);
 BENCHMARK_TEMPLATE(BM_Pair, Tcmalloc)->Apply(PairSizes);
 BENCHMARK_TEMPLATE(BM_Pair, Mimalloc)->Apply(PairSizes);
 BENCHMARK_TEMPLATE(BM_Pair, HostInterface)->Arg(64);

@@ -43,6 +43,10 @@ class MemorySource {
 
   // Free and total bytes of the memory behind the source, when it knows them.
   virtual std::optional<SourceCapacity> Capacity() const noexcept { return std::nullopt; }
+  // True when the ranges are memory this process reads and writes (mmap), so an arena in an
+  // AddressSanitizer build may poison its free parts. Device memory and simulated address
+  // ranges must not be touched: default false.
+  virtual bool HostAccessible() const noexcept { return false; }
 
   virtual AllocatorKind kind() const noexcept = 0;
   virtual std::string_view name() const noexcept = 0;
@@ -59,6 +63,7 @@ class HostMemorySource final : public MemorySource {
   void Release(void* ptr, std::size_t bytes) noexcept override;
   std::size_t Alignment() const noexcept override { return alignment_; }
   bool MergesAdjacent() const noexcept override { return true; }
+  bool HostAccessible() const noexcept override { return true; }
   AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
   std::string_view name() const noexcept override { return "host_mmap"; }
 

@@ -95,6 +95,7 @@ class HostVirtualMemorySource final : public VirtualMemorySource {
                                    std::size_t granularity = 0);
   ~HostVirtualMemorySource() override;
 
+  bool HostAccessible() const noexcept override { return true; }
   AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
   std::string_view name() const noexcept override { return "host_virtual"; }
 

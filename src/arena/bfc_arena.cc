@@ -16,6 +16,7 @@
 #include "arena/decommit_policy.h"
 #include "arena/expandable_space.h"
 #include "arena/growth_policy.h"
+#include "common/asan.h"
 #include "common/format.h"
 #include "common/release_registry.h"
 #include "memarena/arena.h"
@@ -73,7 +74,8 @@ struct BfcArena::Impl {
         config(c),
         limit(c.max_mem == 0 ? kUnlimited : c.max_mem),
         growth(c),
-        name(fmt::format("bfc_arena({}{})", source->name(), c.expandable_segments ? ", expandable" : "")) {
+        name(fmt::format("bfc_arena({}{})", source->name(), c.expandable_segments ? ", expandable" : "")),
+        poison(common::kAsan && source->HostAccessible()) {
     if (VirtualMemorySource* v = ExpandableSource(*source, c)) space.emplace(*v, stats);
   }
 
@@ -83,6 +85,9 @@ struct BfcArena::Impl {
   const std::size_t limit;
   arena::GrowthPolicy growth;
   const std::string name;
+  // Sanitizer builds poison free chunks of host memory (common/asan.h), so a use after free
+  // of arena memory is reported; device and simulated addresses are never touched.
+  const bool poison;
 
   mutable std::mutex mutex;
   arena::ChunkStore store;
@@ -111,6 +116,14 @@ struct BfcArena::Impl {
   std::size_t AvailableBytes() const {
     const std::size_t room = limit - std::min(limit, stats.bytes_held);
     return room / kMinAllocationSize * kMinAllocationSize;
+  }
+
+  void PoisonFree(std::uintptr_t addr, std::size_t bytes) const {
+    if (poison) common::PoisonFree(reinterpret_cast<const void*>(addr), bytes);
+  }
+  // Also before a range goes back to the source: whoever maps those addresses next starts clean.
+  void UnpoisonForUse(std::uintptr_t addr, std::size_t bytes) const {
+    if (poison) common::UnpoisonForUse(reinterpret_cast<const void*>(addr), bytes);
   }
 
   bool Usable(const Chunk& c, StreamHandle stream) const {
@@ -262,6 +275,7 @@ struct BfcArena::Impl {
     if (space) decommit.NoteInUse(stats.bytes_in_use);
     stats.peak_bytes_requested = std::max(stats.peak_bytes_requested, stats.bytes_requested);
     stats.max_alloc_size = std::max(stats.max_alloc_size, c.size);
+    UnpoisonForUse(c.addr, c.size);
     return reinterpret_cast<void*>(c.addr);
   }
 
@@ -313,7 +327,10 @@ struct BfcArena::Impl {
       const std::size_t held = space ? space->ForgetRegion(current->first, size) : size;
       const std::vector<arena::Piece> pieces =
           store.RemoveRegion(store.RegionOf(current->first));
-      for (const arena::Piece& p : pieces) source->Release(reinterpret_cast<void*>(p.addr), p.size);
+      for (const arena::Piece& p : pieces) {
+        UnpoisonForUse(p.addr, p.size);
+        source->Release(reinterpret_cast<void*>(p.addr), p.size);
+      }
       stats.bytes_held -= held;
       stats.bytes_released += held;
       stats.num_releases += pieces.size();
@@ -392,6 +409,7 @@ struct BfcArena::Impl {
       failure.kind = FailureKind::kMetadata;
       return false;
     }
+    PoisonFree(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes);
     had_first_region = true;
     last_piece_end = reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes;
     stats.bytes_held += r.bytes;
@@ -430,6 +448,7 @@ struct BfcArena::Impl {
       return false;
     }
     store.AddPiece(reinterpret_cast<std::uintptr_t>(p), grow, /*merge=*/true, /*pinned=*/false);
+    PoisonFree(reinterpret_cast<std::uintptr_t>(p), grow);
     last_piece_end = reinterpret_cast<std::uintptr_t>(p) + grow;
     stats.bytes_held += grow;
     stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
@@ -447,6 +466,7 @@ struct BfcArena::Impl {
     c.requested = 0;
     c.stream = stream;
     c.fence = stream != 0 ? fence->Record(stream) : 0;
+    PoisonFree(c.addr, c.size);
     store.InsertFree(store.Coalesce(h));
     // Best effort: keep bookkeeping in reserve for the next request (and for the next free,
     // which otherwise leaves its chunk out of the bins when operator new fails).
@@ -502,6 +522,7 @@ BfcArena::~BfcArena() {
   common::UnregisterReleasable(this);
   for (const auto& [base, region] : impl_->store.regions()) {
     for (const arena::Piece& p : region.pieces) {
+      impl_->UnpoisonForUse(p.addr, p.size);
       impl_->source->Release(reinterpret_cast<void*>(p.addr), p.size);
     }
   }

@@ -46,4 +46,15 @@ inline void UnpoisonForUse(const void* ptr, std::size_t bytes) noexcept {
 #endif
 }
 
+// True when ASAN would report an access to the byte at `ptr` (always false elsewhere): what
+// the tests check the poisoning with.
+inline bool IsPoisoned(const void* ptr) noexcept {
+#if defined(MEMARENA_ASAN)
+  return __asan_address_is_poisoned(ptr) != 0;
+#else
+  (void)ptr;
+  return false;
+#endif
+}
+
 }  // namespace memarena::common

@@ -209,8 +209,14 @@ bool ParseTime(std::string_view text, std::uint64_t& ns) {
     fraction_ns = digits;
     for (std::size_t i = text.size(); i < 9; ++i) fraction_ns *= 10;
   }
-  ns = ((hms[0] * 60 + hms[1]) * 60 + hms[2]) * 1000000000ull + fraction_ns;
-  return true;
+  // A time past 2^64 ns (about 584 years) is an error rather than a silent wrap.
+  std::uint64_t seconds = 0;
+  return !__builtin_mul_overflow(hms[0], std::uint64_t{60}, &seconds) &&
+         !__builtin_add_overflow(seconds, hms[1], &seconds) &&
+         !__builtin_mul_overflow(seconds, std::uint64_t{60}, &seconds) &&
+         !__builtin_add_overflow(seconds, hms[2], &seconds) &&
+         !__builtin_mul_overflow(seconds, std::uint64_t{1000000000}, &ns) &&
+         !__builtin_add_overflow(ns, fraction_ns, &ns);
 }
 
 bool ParseAction(std::string_view text, TraceAction& action) {
@@ -295,7 +301,7 @@ std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view sourc
       throw fail("bad Thread (a number)", fields[columns.thread]);
     }
     if (!ParseTime(fields[columns.time], e.time_ns)) {
-      throw fail("bad Time (HH:MM:SS.uuuuuu)", fields[columns.time]);
+      throw fail("bad Time (HH:MM:SS.uuuuuu, under 5124095 hours)", fields[columns.time]);
     }
     if (!ParseAction(fields[columns.action], e.action)) {
       throw fail("bad Action (allocate, free or allocate failure)", fields[columns.action]);

@@ -479,11 +479,11 @@ inline bool AcceptSmallFree(void* ptr, unsigned entry, std::size_t cls) noexcept
   if (length > list.max_length) FreeOverflow(tc, cls);
 }
 
-}  // namespace
-
-// ---- host_api.h -------------------------------------------------------------------------
-
-MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
+// The fast paths. kChecked = false leaves out the misuse checks (the freed mark's clear on
+// allocation; the object-start test and the mark on free): only host_bench takes that
+// variant, to price the checks side by side with the real paths (issue 17).
+template <bool kChecked>
+inline void* AllocateFast(std::size_t bytes, std::size_t alignment) noexcept {
   if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
     const std::size_t cls = FastClassFor(bytes);
     ThreadCache* tc = t_cache;
@@ -496,7 +496,7 @@ MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignmen
         tc->sample_left = sample_left;
         if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
         list.head = NextObject(object);
-        MarkWord(object) = 0;  // no longer free: a later free of it is legitimate
+        if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
         AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
         AddOwned<std::uint64_t>(tc->allocs[cls], 1);
         return object;
@@ -506,18 +506,16 @@ MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignmen
   return AllocateSlow(bytes, alignment);
 }
 
-MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
-                                                    std::size_t alignment) noexcept {
-  return AllocateChecked(bytes, alignment);
-}
-
-void Free(void* ptr) noexcept {
+template <bool kChecked>
+inline void FreeFast(void* ptr) noexcept {
   if (ptr == nullptr) return;
   const unsigned entry = g_pagemap.EntryOf(ptr);
   const std::size_t cls = entry & Pagemap::kClassMask;
   ThreadCache* tc = t_cache;
   if (cls != 0 && tc != nullptr) [[likely]] {
-    if (!AcceptSmallFree(ptr, entry, cls)) [[unlikely]] return;
+    if constexpr (kChecked) {
+      if (!AcceptSmallFree(ptr, entry, cls)) [[unlikely]] return;
+    }
     ThreadCache::List& list = tc->lists[cls];
     NextObject(ptr) = list.head;
     list.head = ptr;
@@ -528,6 +526,28 @@ void Free(void* ptr) noexcept {
   }
   FreeSlow(ptr, entry);
 }
+
+}  // namespace
+
+// ---- host_api.h -------------------------------------------------------------------------
+
+MEMARENA_ALLOCATION_ENTRY void* Allocate(std::size_t bytes, std::size_t alignment) noexcept {
+  return AllocateFast<true>(bytes, alignment);
+}
+
+MEMARENA_ALLOCATION_ENTRY void* AllocateUnchecked(std::size_t bytes,
+                                                  std::size_t alignment) noexcept {
+  return AllocateFast<false>(bytes, alignment);
+}
+
+MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
+                                                    std::size_t alignment) noexcept {
+  return AllocateChecked(bytes, alignment);
+}
+
+void Free(void* ptr) noexcept { FreeFast<true>(ptr); }
+
+void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }
 
 std::size_t UsableSize(const void* ptr) noexcept {
   if (ptr == nullptr) return 0;

@@ -26,6 +26,12 @@ void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept;
 // as MEMARENA_CONF on_invalid_free says: abort with a message by default.
 void Free(void* ptr) noexcept;
 
+// Allocate and Free without the misuse checks on their fast paths (no freed mark, no
+// object-start test): for host_bench only, which prices the checks against them in one
+// run. A double or interior free through FreeUnchecked corrupts the heap silently.
+void* AllocateUnchecked(std::size_t bytes, std::size_t alignment) noexcept;
+void FreeUnchecked(void* ptr) noexcept;
+
 // Bytes usable at `ptr` (at least what was asked); 0 for nullptr and for any pointer that
 // is not the start of a live block (inside a block, freed, or not the heap's).
 std::size_t UsableSize(const void* ptr) noexcept;

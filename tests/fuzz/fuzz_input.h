@@ -38,9 +38,10 @@ class FuzzInput {
   std::size_t pos_ = 0;
 };
 
-// Counts one operation of a harness and prints the running total every 2^20 of them, so a
-// long run's log says how many operations it checked. Always true.
+// Counts one operation (or n) of a harness and prints the running total every 2^20 of them
+// and at exit, so a long run's log says how many operations it checked. Always true.
 bool CountOperation();
+bool CountOperations(std::uint64_t n);
 
 // Aborts with `what` when `ok` is false: a broken invariant is a crash libFuzzer keeps.
 void Check(bool ok, const char* what);

@@ -127,6 +127,12 @@ TEST(ParseTrace, ReadsAHandWrittenRmmLog) {
   EXPECT_EQ(events[3].time_ns, (10ull * 3600 + 15 * 60 + 3) * 1000000000ull + 500000000ull);
 }
 
+TEST(ParseTrace, TimesUpToTwoToTheSixtyFourNanosecondsParse) {
+  const auto events = ParseTrace("Thread,Time,Action,Pointer,Size\n1,5124095:34:33.709551,free,0,0\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].time_ns, 18446744073709551000ull);
+}
+
 TEST(ParseTrace, ColumnsMayComeInAnyOrderAndStreamIsOptional) {
   const auto events = ParseTrace("Action,Size,Pointer,Time,Thread\nfree,8,0x10,00:00:01.0,2\n");
   ASSERT_EQ(events.size(), 1u);
@@ -153,6 +159,9 @@ TEST(ParseTrace, BadInputNamesTheLineAndTheProblem) {
   ExpectParseError(header + "1,00:00:00.0,alloc,0x1,8,0\n", "t.csv:2: bad Action");
   ExpectParseError(header + "1,00:00:00.0,allocate,0x1,8,0\n1,xx,free,0x1,8,0\n",
                    "t.csv:3: bad Time");
+  // Found by review with trace_reader_fuzzer (issue 17): hours past 2^64 ns wrapped silently.
+  ExpectParseError(header + "1,5124096:00:00.0,allocate,0x1,8,0\n", "t.csv:2: bad Time");
+  ExpectParseError(header + "1,00:00:18446744073709551615.0,allocate,0x1,8,0\n", "bad Time");
   ExpectParseError(header + "1,00:00:00.0,allocate,zz,8,0\n", "bad Pointer");
   ExpectParseError(header + "1,00:00:00.0,allocate,0x1,-8,0\n", "bad Size");
   ExpectParseError(header + "1,00:00:00.0,allocate,0x1,8\n", "expected 6 fields, got 5");
