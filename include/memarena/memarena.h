@@ -1,6 +1,7 @@
 // Umbrella header: the whole public API of memarena (the CUDA part is <memarena/cuda.h>).
 #pragma once
 
+#include "memarena/adaptors.h"
 #include "memarena/allocator.h"
 #include "memarena/arena.h"
 #include "memarena/config.h"

@@ -21,14 +21,14 @@ class ReportedFrees : public ::testing::Test {
  protected:
   void SetUp() override {
     SetInvalidFreeAction(InvalidFreeAction::kReport);
-    before_ = InvalidFrees();
+    before_ = InvalidFreeCount();
   }
   void TearDown() override {
     SetInvalidFreeAction(InvalidFreeAction::kAbort);
     const char* problem = CheckHeap();
     EXPECT_EQ(problem, nullptr) << problem;
   }
-  std::uint64_t Reported() const { return InvalidFrees() - before_; }
+  std::uint64_t Reported() const { return InvalidFreeCount() - before_; }
 
  private:
   std::uint64_t before_ = 0;
