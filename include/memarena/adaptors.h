@@ -42,7 +42,10 @@ class BookkeepingAdaptor : public Allocator {
   std::size_t limit_bytes() const noexcept;
 
  private:
+  // Admits the request against the limit before the upstream call, then records the block
+  // at the upstream's usable size (a block that crosses the limit goes back).
   void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) override;
+  // kNotOwned unless `ptr` is in the record: a foreign pointer never reaches the upstream.
   FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
   std::size_t DoUsableSize(const void* ptr) const noexcept override;
   AllocatorStats DoGetStats() const override;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,11 @@ enum class AllocatorKind { kHost, kDevice };
 
 // The alignment a plain Allocate(bytes) gets, as malloc gives.
 inline constexpr std::size_t kDefaultAlignment = alignof(std::max_align_t);
+
+// True when `alignment` is a non-zero power of two.
+constexpr bool IsValidAlignment(std::size_t alignment) noexcept {
+  return alignment != 0 && (alignment & (alignment - 1)) == 0;
+}
 
 // An opaque stream (a cudaStream_t as an integer). kNoStream (0) means "no stream": memory
 // freed without a stream is reusable by anyone at once. Allocators without streams ignore it.
@@ -63,8 +69,17 @@ class Allocator {
   // TryAllocate for work queued on `stream`. An allocator with stream-ordered reuse (a BFC
   // arena given a StreamFence) hands out a block freed on another stream only once that
   // stream's work before the free has completed; every other allocator ignores `stream`.
+  // Inline, so a call through the interface costs the checks and one virtual call.
   void* TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
-                            StreamHandle stream) noexcept;
+                            StreamHandle stream) noexcept {
+    if (bytes == 0 || !IsValidAlignment(alignment)) [[unlikely]] return nullptr;
+    try {
+      return DoAllocate(bytes, alignment, stream);
+    } catch (const std::bad_alloc&) {
+      CountThrownFailure();
+      return nullptr;
+    }
+  }
 
   // Frees a pointer from this allocator, on the stream it was allocated on. nullptr is a
   // no-op. A pointer that is not a live block of this allocator is handled as
@@ -72,7 +87,10 @@ class Allocator {
   void Deallocate(void* ptr) noexcept { DeallocateOnStream(ptr, kAllocationStream); }
 
   // Deallocate for work queued on `stream` (kNoStream: reusable by anyone at once).
-  void DeallocateOnStream(void* ptr, StreamHandle stream) noexcept;
+  void DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
+    if (ptr == nullptr) return;
+    if (DoDeallocate(ptr, stream) == FreeResult::kNotOwned) [[unlikely]] ReportNotOwned(ptr);
+  }
 
   // Bytes usable at `ptr` (at least what was asked for). 0 for nullptr and for a pointer
   // that is not a live block of this allocator.
@@ -119,14 +137,13 @@ class Allocator {
   virtual std::size_t DoUsableSize(const void* ptr) const noexcept = 0;
   virtual AllocatorStats DoGetStats() const = 0;
 
+  // The cold ends of the inline paths above.
+  void CountThrownFailure() noexcept;
+  void ReportNotOwned(void* ptr) const noexcept;
+
   // std::bad_alloc thrown by DoAllocate, turned into nullptr here.
   std::atomic<std::uint64_t> thrown_ooms_{0};
 };
-
-// True when `alignment` is a non-zero power of two.
-constexpr bool IsValidAlignment(std::size_t alignment) noexcept {
-  return alignment != 0 && (alignment & (alignment - 1)) == 0;
-}
 
 // What every allocator does with a pointer it did not hand out or that is already free
 // (MEMARENA_CONF on_invalid_free; default kAbort). Process-wide: the host heap (and so

@@ -131,7 +131,9 @@ class BfcArena final : public Allocator {
   MemorySource& source() const noexcept;
 
  private:
+  // Counts its own failures (num_ooms) and records why for DescribeFailure; never throws.
   void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) noexcept override;
+  // kNotOwned unless `ptr` starts a live chunk; kAllocationStream frees on the chunk's stream.
   FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
   std::size_t DoUsableSize(const void* ptr) const noexcept override;
   AllocatorStats DoGetStats() const override;

@@ -230,7 +230,10 @@ class PlannedArena final : public Allocator {
   std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
 
  private:
+  // Streams are ignored: a pattern block has no stream order. Never throws (a bookkeeping
+  // failure is a counted OOM).
   void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) noexcept override;
+  // kNotOwned unless `ptr` is a live block of this arena (planned or sent upstream).
   FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
   std::size_t DoUsableSize(const void* ptr) const noexcept override;
   AllocatorStats DoGetStats() const override;

@@ -74,6 +74,7 @@ class TracingAllocator final : public Allocator {
   void Flush() noexcept;
 
  private:
+  // Logs the upstream's answer, a std::bad_alloc from it included (then rethrown).
   void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) override;
   FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
   std::size_t DoUsableSize(const void* ptr) const noexcept override;

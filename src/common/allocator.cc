@@ -23,22 +23,12 @@ MEMARENA_ALLOCATION_ENTRY void* Allocator::Allocate(std::size_t bytes, std::size
   return ptr;
 }
 
-void* Allocator::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
-                                     StreamHandle stream) noexcept {
-  if (bytes == 0 || !IsValidAlignment(alignment)) [[unlikely]] return nullptr;
-  try {
-    return DoAllocate(bytes, alignment, stream);
-  } catch (const std::bad_alloc&) {
-    thrown_ooms_.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
-  }
+void Allocator::CountThrownFailure() noexcept {
+  thrown_ooms_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Allocator::DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
-  if (ptr == nullptr) return;
-  if (DoDeallocate(ptr, stream) == FreeResult::kNotOwned) [[unlikely]] {
-    common::ReportForeignPointer(name(), ptr, "Deallocate");
-  }
+void Allocator::ReportNotOwned(void* ptr) const noexcept {
+  common::ReportForeignPointer(name(), ptr, "Deallocate");
 }
 
 AllocatorStats Allocator::GetStats() const {

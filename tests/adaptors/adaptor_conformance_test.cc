@@ -27,11 +27,18 @@ ArenaConfig MaxMem(std::size_t limit_bytes) {
   return config;
 }
 
+// What the suite asks of every factory here: real memory, a limit, alignments to 1 MiB.
+struct AdaptorFactory {
+  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
+  static constexpr bool kHasLimit = true;
+  static constexpr bool kAddressable = true;
+};
+
 struct ArenaOwner {
   BfcArena arena{std::make_shared<HostMemorySource>(), ArenaConfig{}};
 };
 
-struct LimitingOverArena {
+struct LimitingOverArena : AdaptorFactory {
   static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
     struct Stack : ArenaOwner {
       explicit Stack(std::size_t limit) : limiting(arena, limit) {}
@@ -40,21 +47,15 @@ struct LimitingOverArena {
     auto stack = std::make_shared<Stack>(LimitOrAll(limit_bytes));
     return std::shared_ptr<Allocator>(stack, &stack->limiting);
   }
-  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-  static constexpr bool kHasLimit = true;
-  static constexpr bool kAddressable = true;
 };
 
-struct LimitingOverHost {
+struct LimitingOverHost : AdaptorFactory {
   static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
     return std::make_shared<LimitingAllocator>(HostAllocator(), LimitOrAll(limit_bytes));
   }
-  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-  static constexpr bool kHasLimit = true;
-  static constexpr bool kAddressable = true;
 };
 
-struct StatisticsOverArena {
+struct StatisticsOverArena : AdaptorFactory {
   static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
     struct Stack {
       explicit Stack(std::size_t limit)
@@ -65,12 +66,9 @@ struct StatisticsOverArena {
     auto stack = std::make_shared<Stack>(limit_bytes);
     return std::shared_ptr<Allocator>(stack, &stack->statistics);
   }
-  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-  static constexpr bool kHasLimit = true;
-  static constexpr bool kAddressable = true;
 };
 
-struct LimitingOverStatisticsOverArena {
+struct LimitingOverStatisticsOverArena : AdaptorFactory {
   static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
     struct Stack : ArenaOwner {
       explicit Stack(std::size_t limit) : statistics(arena), limiting(statistics, limit) {}
@@ -80,12 +78,9 @@ struct LimitingOverStatisticsOverArena {
     auto stack = std::make_shared<Stack>(LimitOrAll(limit_bytes));
     return std::shared_ptr<Allocator>(stack, &stack->limiting);
   }
-  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-  static constexpr bool kHasLimit = true;
-  static constexpr bool kAddressable = true;
 };
 
-struct TracingOverLimitingOverHost {
+struct TracingOverLimitingOverHost : AdaptorFactory {
   static std::shared_ptr<Allocator> Make(std::size_t limit_bytes) {
     static int next_id = 0;
     struct Stack {
@@ -102,9 +97,6 @@ struct TracingOverLimitingOverHost {
     auto stack = std::make_shared<Stack>(LimitOrAll(limit_bytes));
     return std::shared_ptr<Allocator>(stack, &stack->tracing);
   }
-  static constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-  static constexpr bool kHasLimit = true;
-  static constexpr bool kAddressable = true;
 };
 
 }  // namespace

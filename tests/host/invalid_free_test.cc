@@ -10,6 +10,7 @@
 #include "host/host_api.h"
 #include "common/asan.h"
 #include "host/invalid_free.h"
+#include "memarena/allocator.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
 
