@@ -8,8 +8,8 @@
 
 namespace memarena::tools {
 
-void* SystemAllocator::TryAllocate(std::size_t bytes, std::size_t alignment) noexcept {
-  if (!IsValidAlignment(alignment)) return nullptr;
+void* SystemAllocator::DoAllocate(std::size_t bytes, std::size_t alignment,
+                                  StreamHandle) noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (limit_ != 0 && stats_.bytes_in_use + bytes > limit_) {
@@ -40,8 +40,7 @@ void* SystemAllocator::TryAllocate(std::size_t bytes, std::size_t alignment) noe
   return ptr;
 }
 
-void SystemAllocator::Deallocate(void* ptr) noexcept {
-  if (ptr == nullptr) return;
+FreeResult SystemAllocator::DoDeallocate(void* ptr, StreamHandle) noexcept {
   const std::size_t usable = malloc_usable_size(ptr);
   std::free(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -49,13 +48,14 @@ void SystemAllocator::Deallocate(void* ptr) noexcept {
   stats_.bytes_requested -= usable;
   stats_.bytes_held = stats_.bytes_in_use;
   ++stats_.num_frees;
+  return FreeResult::kFreed;
 }
 
-std::size_t SystemAllocator::UsableSize(const void* ptr) const noexcept {
-  return ptr == nullptr ? 0 : malloc_usable_size(const_cast<void*>(ptr));
+std::size_t SystemAllocator::DoUsableSize(const void* ptr) const noexcept {
+  return malloc_usable_size(const_cast<void*>(ptr));
 }
 
-AllocatorStats SystemAllocator::GetStats() const {
+AllocatorStats SystemAllocator::DoGetStats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   AllocatorStats s = stats_;
   s.limit_bytes = limit_;

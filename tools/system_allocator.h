@@ -18,16 +18,18 @@ class SystemAllocator final : public Allocator {
  public:
   explicit SystemAllocator(std::size_t limit_bytes = 0) : limit_(limit_bytes) {}
 
-  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
-  void Deallocate(void* ptr) noexcept override;
-  std::size_t UsableSize(const void* ptr) const noexcept override;
-  AllocatorStats GetStats() const override;
   void ResetPeakStats() override;
   std::size_t ReleaseUnusedSpans() override;  // malloc_trim(0); returns 0 (glibc reports no count)
   AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
   std::string_view name() const noexcept override { return "system"; }
 
  private:
+  void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle) noexcept override;
+  // free() cannot tell a foreign pointer: every pointer counts as this allocator's.
+  FreeResult DoDeallocate(void* ptr, StreamHandle) noexcept override;
+  std::size_t DoUsableSize(const void* ptr) const noexcept override;
+  AllocatorStats DoGetStats() const override;
+
   const std::size_t limit_;
   mutable std::mutex mutex_;
   AllocatorStats stats_;

@@ -62,10 +62,6 @@ struct ArenaConfig {
 // generated from the rows the parser reads.
 std::string ArenaConfigHelp();
 
-// An opaque stream (a cudaStream_t as an integer). 0 means "no stream": memory freed
-// without a stream is reusable by anyone at once.
-using StreamHandle = std::uintptr_t;
-
 // How the arena learns that work on a stream has finished (CUDA events for a device).
 // Implementations must be thread-safe.
 class StreamFence {
@@ -118,13 +114,13 @@ class BfcArena final : public Allocator {
   BfcArena(const BfcArena&) = delete;
   BfcArena& operator=(const BfcArena&) = delete;
 
-  // TryAllocate(0) returns nullptr (as ORT's Alloc(0)); so does an invalid alignment.
-  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
-  // Frees on the stream the chunk was allocated on.
-  void Deallocate(void* ptr) noexcept override;
-  // The chunk's size (the request rounded up to 256 B, or the whole chunk when not split).
-  std::size_t UsableSize(const void* ptr) const noexcept override;
-  AllocatorStats GetStats() const override;
+  // Allocate, TryAllocate, Deallocate, UsableSize and GetStats are the base's (as ORT,
+  // Alloc(0) gives nullptr). UsableSize is the chunk's size (the request rounded up to
+  // 256 B, or the whole chunk when not split). Deallocate frees on the stream the chunk was
+  // allocated on. A pointer that is not a live chunk start goes to on_invalid_free.
+  // Stream-ordered use (TryAllocateOnStream, DeallocateOnStream): a chunk freed on stream A
+  // is handed to stream B only once the fence says the work queued on A before the free has
+  // completed; stream A reuses it at once. Without a fence, streams are ignored.
   void ResetPeakStats() override;
   // ORT's Shrink: gives back every region with nothing in use (under kNextPowerOfTwo the
   // first region stays) and restarts growth from initial_growth_chunk_size_bytes. Safe at
@@ -141,13 +137,6 @@ class BfcArena final : public Allocator {
   // source refused; for an expandable arena also when its virtual reservation ran out) and
   // which knob helps.
   std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
-
-  // Stream-ordered forms. A chunk freed on stream A is handed to stream B only once the
-  // fence says the work queued on A before the free has completed; stream A reuses it at
-  // once. Without a fence, streams are ignored.
-  void* TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
-                            StreamHandle stream) noexcept;
-  void DeallocateOnStream(void* ptr, StreamHandle stream) noexcept;
 
   // memarena::SetWatermarks' contract against this arena's max_mem (no max_mem, no
   // crossings): the callback runs once per upward crossing of held bytes over each level,
@@ -169,6 +158,13 @@ class BfcArena final : public Allocator {
   MemorySource& source() const noexcept;
 
  private:
+  // Counts its own failures (num_ooms) and records why for DescribeFailure; never throws.
+  void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) noexcept override;
+  // kNotOwned unless `ptr` starts a live chunk; kAllocationStream frees on the chunk's stream.
+  FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
+  std::size_t DoUsableSize(const void* ptr) const noexcept override;
+  AllocatorStats DoGetStats() const override;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

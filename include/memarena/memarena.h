@@ -3,6 +3,7 @@
 // libraries, so a program linked against libmemarena alone must not see their declarations.
 #pragma once
 
+#include "memarena/adaptors.h"
 #include "memarena/allocator.h"
 #include "memarena/arena.h"
 #include "memarena/config.h"

@@ -4,21 +4,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
-#include <list>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "memarena/allocator.h"
@@ -142,6 +135,9 @@ class PlanCache {
  public:
   // Throws std::invalid_argument when capacity is 0.
   explicit PlanCache(std::size_t capacity);
+  ~PlanCache();
+  PlanCache(const PlanCache&) = delete;
+  PlanCache& operator=(const PlanCache&) = delete;
 
   // The pattern for exactly these shapes, or nullptr. A hit becomes most recently used.
   std::shared_ptr<const MemoryPattern> Find(const ShapeSignature& shapes);
@@ -155,16 +151,9 @@ class PlanCache {
   std::uint64_t evictions() const;
 
  private:
-  using Lru = std::list<ShapeSignature>;
-  struct Entry {
-    std::shared_ptr<const MemoryPattern> pattern;
-    Lru::iterator lru_position;
-  };
+  struct Impl;
   const std::size_t capacity_;
-  mutable std::mutex mutex_;
-  std::map<ShapeSignature, Entry> entries_;
-  Lru lru_;  // front = most recently used
-  std::uint64_t evictions_ = 0;
+  std::unique_ptr<Impl> impl_;
 };
 
 // ---- PlannedArena -------------------------------------------------------------------
@@ -224,65 +213,27 @@ class PlannedArena final : public Allocator {
   // Requests of the current or last run served from the pattern block / sent upstream.
   std::uint64_t PlannedHits() const;
   std::uint64_t FallbackAllocations() const;
-  const PlanCache& cache() const noexcept { return cache_; }
+  const PlanCache& cache() const noexcept;
 
-  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
-  void Deallocate(void* ptr) noexcept override;
-  std::size_t UsableSize(const void* ptr) const noexcept override;
-  AllocatorStats GetStats() const override;
+  // A pointer that is not a live block of this arena goes to on_invalid_free (it is never
+  // passed upstream).
   void ResetPeakStats() override;
   std::size_t ReleaseUnusedSpans() override;
-  AllocatorKind kind() const noexcept override { return upstream_.kind(); }
+  AllocatorKind kind() const noexcept override;
   std::string_view name() const noexcept override { return "planned_arena"; }
   std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
 
  private:
-  static constexpr std::uint64_t kNotTraced = ~std::uint64_t{0};
-  struct Live {
-    std::size_t bytes;
-    std::size_t usable;
-    bool planned;
-    std::uint64_t run;       // the run that allocated it (its trace ids belong to that run)
-    std::uint64_t trace_id;
-  };
-  struct PlanJob {
-    ShapeSignature shapes;
-    std::vector<TraceEvent> trace;
-  };
-  void* TryServePlannedLocked(std::size_t bytes, std::size_t alignment);
-  void PlanLoop();
-  void PlanAndCache(const PlanJob& job);  // runs without mutex_
-  bool ReleaseBlockLocked() noexcept;
-  void NoteAllocLocked(void* ptr, const Live& live);
-  AllocatorStats SnapshotLocked(std::size_t limit) const;
+  // Streams are ignored: a pattern block has no stream order. Never throws (a bookkeeping
+  // failure is a counted OOM).
+  void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) noexcept override;
+  // kNotOwned unless `ptr` is a live block of this arena (planned or sent upstream).
+  FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
+  std::size_t DoUsableSize(const void* ptr) const noexcept override;
+  AllocatorStats DoGetStats() const override;
 
-  Allocator& upstream_;
-  const PlannedArenaOptions options_;
-  PlanCache cache_;
-  mutable std::mutex mutex_;
-  bool run_open_ = false;
-  std::uint64_t run_ = 0;  // counts BeginRun calls
-  ShapeSignature run_shapes_;
-  std::shared_ptr<const MemoryPattern> pattern_;  // the pattern served in this run
-  bool pattern_broken_ = false;  // a request differed from the pattern in this run
-  std::size_t next_slot_ = 0;
-  std::vector<TraceEvent> trace_;  // every event of the open run
-  std::uint64_t next_trace_id_ = 0;
-  std::byte* block_ = nullptr;
-  std::size_t block_size_ = 0;
-  std::size_t block_alignment_ = 0;
-  std::map<std::size_t, std::size_t> planned_live_;  // offset -> end of live planned tensors
-  std::unordered_map<const void*, Live> live_;
-  std::uint64_t planned_hits_ = 0;
-  std::uint64_t fallbacks_ = 0;
-  AllocatorStats stats_;
-  // Planning, all under mutex_ except the plan itself.
-  std::deque<PlanJob> jobs_;
-  bool planning_ = false;   // the planning thread is working on a job
-  bool stopping_ = false;   // the destructor asks the thread to finish
-  std::string plan_error_;
-  std::condition_variable plan_cv_;  // jobs_ grew, a job finished, or stopping_
-  std::thread plan_thread_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace memarena

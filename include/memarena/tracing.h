@@ -74,10 +74,8 @@ class TracingAllocator final : public Allocator {
   TracingAllocator(Allocator& upstream, const std::string& path);
   ~TracingAllocator() override;  // flushes and closes the file
 
-  void* TryAllocate(std::size_t bytes, std::size_t alignment = kDefaultAlignment) noexcept override;
-  void Deallocate(void* ptr) noexcept override;
-  std::size_t UsableSize(const void* ptr) const noexcept override;
-  AllocatorStats GetStats() const override;
+  // A pointer that is not a live block of the upstream (UsableSize 0) is neither logged nor
+  // passed on: it goes to on_invalid_free under this wrapper's name.
   void ResetPeakStats() override;
   std::size_t ReleaseUnusedSpans() override;
   AllocatorKind kind() const noexcept override;
@@ -88,6 +86,12 @@ class TracingAllocator final : public Allocator {
   void Flush() noexcept;
 
  private:
+  // Logs the upstream's answer, a std::bad_alloc from it included (then rethrown).
+  void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) override;
+  FreeResult DoDeallocate(void* ptr, StreamHandle stream) noexcept override;
+  std::size_t DoUsableSize(const void* ptr) const noexcept override;
+  AllocatorStats DoGetStats() const override;
+
   struct Log;
   Allocator& upstream_;
   std::unique_ptr<Log> log_;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <new>
@@ -19,10 +18,10 @@
 #include "common/asan.h"
 #include "common/format.h"
 #include "common/release_registry.h"
+#include "common/usage_counters.h"
 #include "memarena/arena.h"
 #include "memarena/errors.h"
 #include "memarena/virtual_memory_source.h"
-#include "platform/os.h"
 
 namespace memarena {
 
@@ -58,13 +57,6 @@ VirtualMemorySource* ExpandableSource(MemorySource& source, const ArenaConfig& c
   return virtual_source;
 }
 
-[[noreturn]] void DieOnForeignPointer() noexcept {
-  static constexpr char kText[] =
-      "memarena: BfcArena::Deallocate: the pointer was not handed out by this arena\n";
-  platform::WriteStderr(kText, sizeof(kText) - 1);
-  std::abort();
-}
-
 }  // namespace
 
 struct BfcArena::Impl {
@@ -92,7 +84,7 @@ struct BfcArena::Impl {
   mutable std::mutex mutex;
   arena::ChunkStore store;
   arena::AddressMap in_use;
-  AllocatorStats stats;  // counters; derived fields are filled in by Snapshot()
+  common::UsageCounters stats;  // counters; derived fields are filled in by Snapshot()
   bool had_first_region = false;
   std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
   std::optional<arena::ExpandableSpace> space;  // set when expandable_segments
@@ -268,13 +260,8 @@ struct BfcArena::Impl {
     c.stream = stream;
     c.fence = 0;
     in_use.Insert(c.addr, h);
-    ++stats.num_allocs;
-    stats.bytes_in_use += c.size;
-    stats.bytes_requested += bytes;
-    stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+    stats.OnAllocate(c.size, bytes);
     if (space) decommit.NoteInUse(stats.bytes_in_use);
-    stats.peak_bytes_requested = std::max(stats.peak_bytes_requested, stats.bytes_requested);
-    stats.max_alloc_size = std::max(stats.max_alloc_size, c.size);
     UnpoisonForUse(c.addr, c.size);
     return reinterpret_cast<void*>(c.addr);
   }
@@ -331,9 +318,7 @@ struct BfcArena::Impl {
         UnpoisonForUse(p.addr, p.size);
         source->Release(reinterpret_cast<void*>(p.addr), p.size);
       }
-      stats.bytes_held -= held;
-      stats.bytes_released += held;
-      stats.num_releases += pieces.size();
+      stats.OnRelease(held, pieces.size());
       stats.num_arena_extensions -= pieces.size();
       ++stats.num_arena_shrinkages;
       released += held;
@@ -412,8 +397,7 @@ struct BfcArena::Impl {
     PoisonFree(reinterpret_cast<std::uintptr_t>(r.ptr), r.bytes);
     had_first_region = true;
     last_piece_end = reinterpret_cast<std::uintptr_t>(r.ptr) + r.bytes;
-    stats.bytes_held += r.bytes;
-    stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
+    stats.OnHold(r.bytes);
     ++stats.num_arena_extensions;
     ++stats.num_arena_extensions_total;
     return true;
@@ -450,8 +434,7 @@ struct BfcArena::Impl {
     store.AddPiece(reinterpret_cast<std::uintptr_t>(p), grow, /*merge=*/true, /*pinned=*/false);
     PoisonFree(reinterpret_cast<std::uintptr_t>(p), grow);
     last_piece_end = reinterpret_cast<std::uintptr_t>(p) + grow;
-    stats.bytes_held += grow;
-    stats.peak_bytes_held = std::max(stats.peak_bytes_held, stats.bytes_held);
+    stats.OnHold(grow);
     ++stats.num_arena_extensions;
     return true;
   }
@@ -459,9 +442,7 @@ struct BfcArena::Impl {
   void Free(ChunkHandle h, StreamHandle stream) {
     Chunk& c = store.at(h);
     in_use.Erase(c.addr);
-    ++stats.num_frees;
-    stats.bytes_in_use -= c.size;
-    stats.bytes_requested -= c.requested;
+    stats.OnFree(c.size, c.requested);
     c.in_use = false;
     c.requested = 0;
     c.stream = stream;
@@ -528,13 +509,8 @@ BfcArena::~BfcArena() {
   }
 }
 
-void* BfcArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexcept {
-  return TryAllocateOnStream(bytes, alignment, 0);
-}
-
-void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
-                                    StreamHandle stream) noexcept {
-  if (bytes == 0 || !IsValidAlignment(alignment)) return nullptr;
+void* BfcArena::DoAllocate(std::size_t bytes, std::size_t alignment,
+                           StreamHandle stream) noexcept {
   Impl& m = *impl_;
   ArenaFailure failure{this, bytes, alignment};
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
@@ -561,7 +537,7 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
     }
     if (!reserved || !map_ready) {
       failure.kind = FailureKind::kMetadata;
-      ++m.stats.num_ooms;
+      m.stats.OnFailure();
       arena::ThreadLastFailure() = failure;
       return nullptr;
     }
@@ -572,35 +548,28 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
       if (void* p = m.FindAndTake(rounded, bytes, alignment, stream, failure)) return p;
     }
   }
-  ++m.stats.num_ooms;
+  m.stats.OnFailure();
   arena::ThreadLastFailure() = failure;
   return nullptr;
 }
 
-void BfcArena::Deallocate(void* ptr) noexcept {
-  if (ptr == nullptr) return;
+FreeResult BfcArena::DoDeallocate(void* ptr, StreamHandle stream) noexcept {
   Impl& m = *impl_;
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
   std::lock_guard<std::mutex> lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   const ChunkHandle h = m.Lookup(ptr);
-  if (h == kInvalidChunk) DieOnForeignPointer();
-  m.Free(h, m.store.at(h).stream);
+  if (h == kInvalidChunk) return FreeResult::kNotOwned;
+  if (m.fence == nullptr) {
+    stream = 0;
+  } else if (stream == kAllocationStream) {
+    stream = m.store.at(h).stream;
+  }
+  m.Free(h, stream);
+  return FreeResult::kFreed;
 }
 
-void BfcArena::DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
-  if (ptr == nullptr) return;
-  Impl& m = *impl_;
-  arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
-  const arena::WatermarkWatch::Reading reading(watch);
-  const ChunkHandle h = m.Lookup(ptr);
-  if (h == kInvalidChunk) DieOnForeignPointer();
-  m.Free(h, m.fence == nullptr ? 0 : stream);
-}
-
-std::size_t BfcArena::UsableSize(const void* ptr) const noexcept {
-  if (ptr == nullptr) return 0;
+std::size_t BfcArena::DoUsableSize(const void* ptr) const noexcept {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   const ChunkHandle h = impl_->Lookup(ptr);
   return h == kInvalidChunk ? 0 : impl_->store.at(h).size;
@@ -613,17 +582,14 @@ std::size_t BfcArena::RequestedSize(const void* ptr) const noexcept {
   return h == kInvalidChunk ? 0 : impl_->store.at(h).requested;
 }
 
-AllocatorStats BfcArena::GetStats() const {
+AllocatorStats BfcArena::DoGetStats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->Snapshot();
 }
 
 void BfcArena::ResetPeakStats() {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  AllocatorStats& s = impl_->stats;
-  s.peak_bytes_in_use = s.bytes_in_use;
-  s.peak_bytes_requested = s.bytes_requested;
-  s.peak_bytes_held = s.bytes_held;
+  impl_->stats.ResetPeaks();
 }
 
 void BfcArena::SetWatermarks(std::vector<double> levels, WatermarkCallback callback,

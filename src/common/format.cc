@@ -3,10 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "memarena/allocator.h"
 #include "memarena/stats.h"
 #include "platform/os.h"
-#include "platform/stack.h"
 
 namespace memarena {
 
@@ -109,21 +107,5 @@ std::string OutOfMemoryMessage(std::string_view allocator_name, std::size_t requ
 }
 
 }  // namespace common
-
-MEMARENA_ALLOCATION_ENTRY void* Allocator::Allocate(std::size_t bytes, std::size_t alignment) {
-  if (!IsValidAlignment(alignment)) {
-    throw std::invalid_argument(fmt::format(
-        "memarena: {}: alignment {} is not a power of two", name(), alignment));
-  }
-  void* ptr = TryAllocate(bytes, alignment);
-  if (ptr == nullptr && bytes != 0) throw OutOfMemory(DescribeFailure(bytes, alignment));
-  return ptr;
-}
-
-std::string Allocator::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
-  return common::OutOfMemoryMessage(name(), bytes, alignment, GetStats(),
-                                    "the request does not fit",
-                                    "Raise the allocator's limit or free memory first.");
-}
 
 }  // namespace memarena

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "common/trace_log.h"
 #include "memarena/tracing.h"
@@ -25,26 +26,36 @@ TracingAllocator::TracingAllocator(Allocator& upstream, const std::string& path)
 
 TracingAllocator::~TracingAllocator() = default;
 
-void* TracingAllocator::TryAllocate(std::size_t bytes, std::size_t alignment) noexcept {
-  void* ptr = upstream_.TryAllocate(bytes, alignment);
+void* TracingAllocator::DoAllocate(std::size_t bytes, std::size_t alignment,
+                                   StreamHandle stream) {
+  void* ptr = nullptr;
+  try {
+    ptr = AllocateIn(upstream_, bytes, alignment, stream);
+  } catch (const std::bad_alloc&) {
+    log_->log.Record(TraceAction::kAllocateFailure, nullptr, bytes);
+    throw;  // the base counts it
+  }
   log_->log.Record(ptr != nullptr ? TraceAction::kAllocate : TraceAction::kAllocateFailure, ptr,
                    bytes);
   return ptr;
 }
 
-void TracingAllocator::Deallocate(void* ptr) noexcept {
-  if (ptr == nullptr) return;
+FreeResult TracingAllocator::DoDeallocate(void* ptr, StreamHandle stream) noexcept {
   // Logged before the upstream free: once freed, another thread may get the same address and
   // log its allocate row, which must come after this free row for replay to pair them.
-  log_->log.Record(TraceAction::kFree, ptr, upstream_.UsableSize(ptr));
-  upstream_.Deallocate(ptr);
+  // Every live block has a usable size of at least one byte, so 0 means "not the upstream's":
+  // such a pointer is neither logged nor passed on.
+  const std::size_t usable = upstream_.UsableSize(ptr);
+  if (usable == 0) return FreeResult::kNotOwned;
+  log_->log.Record(TraceAction::kFree, ptr, usable);
+  return DeallocateIn(upstream_, ptr, stream);
 }
 
-std::size_t TracingAllocator::UsableSize(const void* ptr) const noexcept {
+std::size_t TracingAllocator::DoUsableSize(const void* ptr) const noexcept {
   return upstream_.UsableSize(ptr);
 }
 
-AllocatorStats TracingAllocator::GetStats() const { return upstream_.GetStats(); }
+AllocatorStats TracingAllocator::DoGetStats() const { return upstream_.GetStats(); }
 
 void TracingAllocator::ResetPeakStats() { upstream_.ResetPeakStats(); }
 

@@ -20,6 +20,7 @@
 #include "host/pagemap.h"
 #include "host/thread_cache.h"
 #include "host/watermarks.h"
+#include "memarena/allocator.h"
 #include "platform/os.h"
 #include "platform/stack.h"
 
@@ -332,10 +333,10 @@ void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) n
 // return every free span to the OS (ReleaseUnused) before the one retry.
 void Relieve() noexcept { ReleaseUnused(); }
 
-// One attempt, without relief; nullptr for an alignment that is not a power of two.
+// One attempt, without relief. `alignment` is 0 or a power of two: every caller checked it
+// (the Allocator base class, the drop-in's memalign/posix_memalign/aligned_alloc rules).
 void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
   if (alignment == 0) alignment = kMinAlign;
-  if ((alignment & (alignment - 1)) != 0) return nullptr;
   Failure failure = Failure::kNone;
   return AllocateOnce(bytes, alignment, &failure);
 }
@@ -345,7 +346,6 @@ void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
 // caller then allocates as usual.
 MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t alignment) noexcept {
   if (alignment == 0) alignment = kMinAlign;
-  if ((alignment & (alignment - 1)) != 0) return nullptr;
   Failure failure = Failure::kNone;
   void* ptr = AllocateLarge(std::max<std::size_t>(bytes, 1), alignment, &failure);
   if (ptr != nullptr && sampler::Record(ptr, bytes)) {
@@ -372,10 +372,13 @@ MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t align
 }
 
 MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  if constexpr (kChecked) {
+    if ((alignment & (alignment - 1)) != 0) HeapCorrupted("alignment is not a power of two");
+  }
   watermarks::Check();  // re-arms levels that held fell below since the last check
   void* ptr = MaybeSample(bytes, alignment);
   if (ptr == nullptr) ptr = AllocateChecked(bytes, alignment);
-  if (ptr == nullptr && (alignment & (alignment - 1)) == 0) {
+  if (ptr == nullptr) {
     Relieve();
     ptr = AllocateChecked(bytes, alignment);
     if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
@@ -583,7 +586,7 @@ void FlushThreadCache() noexcept {
 }
 
 void ApplyConfig(const HostConfig& config) {
-  SetInvalidFreeAction(config.on_invalid_free);
+  memarena::SetInvalidFreeAction(config.on_invalid_free);
   g_thread_cache_bytes.store(config.thread_cache_bytes, std::memory_order_relaxed);
   SetReleaseKeep(config.release_keep);
   g_page_heap.SetReleaseRatio(config.release_threshold_ratio);

@@ -20,16 +20,6 @@ namespace {
 
 class HostHeapAllocator final : public Allocator {
  public:
-  MEMARENA_ALLOCATION_ENTRY void* TryAllocate(std::size_t bytes,
-                                              std::size_t alignment) noexcept override {
-    if (!IsValidAlignment(alignment)) return nullptr;
-    return host::Allocate(bytes, alignment);
-  }
-  void Deallocate(void* ptr) noexcept override { host::Free(ptr); }
-  std::size_t UsableSize(const void* ptr) const noexcept override {
-    return host::UsableSize(ptr);
-  }
-  AllocatorStats GetStats() const override { return host::Stats(); }
   void ResetPeakStats() override { host::ResetPeaks(); }
   std::size_t ReleaseUnusedSpans() override { return host::ReleaseUnused(); }
   AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
@@ -49,6 +39,23 @@ class HostHeapAllocator final : public Allocator {
         "or call memarena::ReleaseUnusedSpans(); each other thread's cache keeps up to "
         "thread_cache_bytes until its next slow path.");
   }
+
+ private:
+  // The base has checked the alignment and zero size. The heap reports a foreign, interior or
+  // double free itself (on its fast path, through the same on_invalid_free policy), so every
+  // pointer counts as handled here.
+  MEMARENA_ALLOCATION_ENTRY void* DoAllocate(std::size_t bytes, std::size_t alignment,
+                                             StreamHandle) noexcept override {
+    return host::Allocate(bytes, alignment);
+  }
+  FreeResult DoDeallocate(void* ptr, StreamHandle) noexcept override {
+    host::Free(ptr);
+    return FreeResult::kFreed;
+  }
+  std::size_t DoUsableSize(const void* ptr) const noexcept override {
+    return host::UsableSize(ptr);
+  }
+  AllocatorStats DoGetStats() const override { return host::Stats(); }
 };
 
 // Every valid key applies; each bad one is reported on its own line and skipped (one bad

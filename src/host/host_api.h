@@ -9,7 +9,8 @@
 
 namespace memarena::host {
 
-// `bytes` bytes aligned to `alignment` (a power of two, or 0 for the default 16).
+// `bytes` bytes aligned to `alignment` (a power of two, or 0 for the default 16; the caller
+// checks it: the Allocator base class and the drop-in's C rules do, checked mode asserts it).
 // nullptr on failure (ceiling reached after releasing free memory, or the OS refused);
 // bytes == 0 returns a unique minimal block. Lock-free for small sizes when the thread
 // cache has an object.

@@ -5,13 +5,11 @@
 
 #include <cstdlib>
 
+#include "common/invalid_free_policy.h"
 #include "platform/os.h"
 
 namespace memarena::host {
 namespace {
-
-constinit std::atomic<InvalidFreeAction> g_action{InvalidFreeAction::kAbort};
-constinit std::atomic<std::uint64_t> g_invalid_frees{0};
 
 const char* Kind(Misuse misuse) noexcept {
   return misuse == Misuse::kDoubleFree ? "double free" : "invalid free";
@@ -36,22 +34,15 @@ void InitFreeKey() noexcept {
   g_free_key.compare_exchange_strong(expected, platform::RandomWord(), std::memory_order_relaxed);
 }
 
-void SetInvalidFreeAction(InvalidFreeAction action) noexcept {
-  g_action.store(action, std::memory_order_relaxed);
-}
-
-std::uint64_t InvalidFrees() noexcept { return g_invalid_frees.load(std::memory_order_relaxed); }
-
 void ReportInvalidFree(const void* ptr, Misuse misuse, const char* operation,
                        std::size_t cls) noexcept {
-  g_invalid_frees.fetch_add(1, std::memory_order_relaxed);
-  const InvalidFreeAction action = g_action.load(std::memory_order_relaxed);
+  // No MEMARENA_CONF parsing here: free may hold the heap lock, and the drop-in and
+  // HostAllocator() set the policy from MEMARENA_CONF when they start.
+  const InvalidFreeAction action = common::CountInvalidFree(/*read_environment=*/false);
   if (action == InvalidFreeAction::kIgnore) return;
   // A stack buffer: formatting must not allocate inside free.
   char line[320];
-  const char* then = action == InvalidFreeAction::kAbort
-                         ? "aborting (MEMARENA_CONF=on_invalid_free:report carries on)"
-                         : "the block is left alone";
+  const char* then = common::InvalidFreeOutcome(action);
   const auto result =
       cls != 0
           ? fmt::format_to_n(line, sizeof line,

@@ -86,15 +86,12 @@ enum class Misuse : std::uint8_t {
   kForeignFree,    // not in a block of the host heap (stack, static, another allocator)
 };
 
-void SetInvalidFreeAction(InvalidFreeAction action) noexcept;
-
 // Writes "memarena: double free of 0x... in free() (size class 4: 64 B objects)" (or
 // "invalid free ...") to stderr unless the action is kIgnore, counts it, and aborts when
-// the action is kAbort. `cls` 0: not a small object. Allocation-free: runs inside free.
+// the action is kAbort. The action and the count are the process-wide ones every Allocator
+// shares (memarena::SetInvalidFreeAction, InvalidFreeCount). `cls` 0: not a small object.
+// Allocation-free: runs inside free.
 [[gnu::cold]] void ReportInvalidFree(const void* ptr, Misuse misuse, const char* operation,
                                      std::size_t cls) noexcept;
-
-// Frees reported or ignored since the process started.
-std::uint64_t InvalidFrees() noexcept;
 
 }  // namespace memarena::host

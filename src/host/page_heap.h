@@ -62,7 +62,7 @@ class PageHeap {
   PageHeap& operator=(const PageHeap&) = delete;
 
   // An in-use span of `pages` pages starting on a multiple of `align_pages` pages (a power
-  // of two; anything else fails). A small
+  // of two, which the caller guarantees; checked mode asserts it). A small
   // span (size_class != 0) has every page mapped to it with its class; a large one its
   // first and last page, with class 0. nullptr on failure, with `*failure` saying why
   // (the ceiling, or the OS). Takes the heap lock.

@@ -2,52 +2,70 @@
 // eviction, unlike ONNX Runtime's XOR-of-dims key that is never evicted.
 #include <fmt/format.h>
 
+#include <list>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "memarena/planner.h"
 
 namespace memarena {
 
+struct PlanCache::Impl {
+  using Lru = std::list<ShapeSignature>;
+  struct Entry {
+    std::shared_ptr<const MemoryPattern> pattern;
+    Lru::iterator lru_position;
+  };
+  mutable std::mutex mutex;
+  std::map<ShapeSignature, Entry> entries;
+  Lru lru;  // front = most recently used
+  std::uint64_t evictions = 0;
+};
+
 PlanCache::PlanCache(std::size_t capacity) : capacity_(capacity) {
   if (capacity == 0) {
     throw std::invalid_argument("memarena PlanCache: capacity must be at least 1 pattern");
   }
+  impl_ = std::make_unique<Impl>();
 }
 
+PlanCache::~PlanCache() = default;
+
 std::shared_ptr<const MemoryPattern> PlanCache::Find(const ShapeSignature& shapes) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(shapes);
-  if (it == entries_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second.lru_position);
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->entries.find(shapes);
+  if (it == impl_->entries.end()) return nullptr;
+  impl_->lru.splice(impl_->lru.begin(), impl_->lru, it->second.lru_position);
   return it->second.pattern;
 }
 
 void PlanCache::Insert(const ShapeSignature& shapes,
                        std::shared_ptr<const MemoryPattern> pattern) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(shapes);
-  if (it != entries_.end()) {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->entries.find(shapes);
+  if (it != impl_->entries.end()) {
     it->second.pattern = std::move(pattern);
-    lru_.splice(lru_.begin(), lru_, it->second.lru_position);
+    impl_->lru.splice(impl_->lru.begin(), impl_->lru, it->second.lru_position);
     return;
   }
-  if (entries_.size() == capacity_) {
-    entries_.erase(lru_.back());
-    lru_.pop_back();
-    ++evictions_;
+  if (impl_->entries.size() == capacity_) {
+    impl_->entries.erase(impl_->lru.back());
+    impl_->lru.pop_back();
+    ++impl_->evictions;
   }
-  lru_.push_front(shapes);
-  entries_.emplace(shapes, Entry{std::move(pattern), lru_.begin()});
+  impl_->lru.push_front(shapes);
+  impl_->entries.emplace(shapes, Impl::Entry{std::move(pattern), impl_->lru.begin()});
 }
 
 std::size_t PlanCache::size() const {
-  std::lock_guard lock(mutex_);
-  return entries_.size();
+  std::lock_guard lock(impl_->mutex);
+  return impl_->entries.size();
 }
 
 std::uint64_t PlanCache::evictions() const {
-  std::lock_guard lock(mutex_);
-  return evictions_;
+  std::lock_guard lock(impl_->mutex);
+  return impl_->evictions;
 }
 
 }  // namespace memarena

@@ -4,12 +4,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
+#include <unordered_map>
 
 #include "common/asan.h"
 #include "common/format.h"
 #include "common/release_registry.h"
+#include "common/usage_counters.h"
 #include "memarena/planner.h"
 
 namespace memarena {
@@ -32,31 +39,90 @@ void UnpoisonInBlock(const Allocator& upstream, const void* ptr, std::size_t byt
 
 }  // namespace
 
+// Everything behind the public header: the run, the pattern block, the live blocks, the
+// counters and the planning thread, all under `mutex_` except the plan itself.
+struct PlannedArena::Impl {
+  static constexpr std::uint64_t kNotTraced = ~std::uint64_t{0};
+  struct Live {
+    std::size_t bytes;
+    std::size_t usable;
+    bool planned;
+    std::uint64_t run;       // the run that allocated it (its trace ids belong to that run)
+    std::uint64_t trace_id;
+  };
+  struct PlanJob {
+    ShapeSignature shapes;
+    std::vector<TraceEvent> trace;
+  };
+
+  Impl(Allocator& upstream, PlannedArenaOptions options)
+      : upstream_(upstream), options_(std::move(options)), cache_(options_.cache_capacity) {}
+
+  void* TryServePlannedLocked(std::size_t bytes, std::size_t alignment);
+  void* AllocateLocked(std::size_t bytes, std::size_t alignment) noexcept;
+  FreeResult DeallocateLocked(void* ptr) noexcept;
+  void PlanLoop();
+  void PlanAndCache(const PlanJob& job);  // runs without mutex_
+  bool ReleaseBlockLocked() noexcept;
+  void NoteAllocLocked(void* ptr, const Live& live);
+  AllocatorStats SnapshotLocked(std::size_t limit) const;
+
+  Allocator& upstream_;
+  const PlannedArenaOptions options_;
+  PlanCache cache_;
+  mutable std::mutex mutex_;
+  bool run_open_ = false;
+  std::uint64_t run_ = 0;  // counts BeginRun calls
+  ShapeSignature run_shapes_;
+  std::shared_ptr<const MemoryPattern> pattern_;  // the pattern served in this run
+  bool pattern_broken_ = false;  // a request differed from the pattern in this run
+  std::size_t next_slot_ = 0;
+  std::vector<TraceEvent> trace_;  // every event of the open run
+  std::uint64_t next_trace_id_ = 0;
+  std::byte* block_ = nullptr;
+  std::size_t block_size_ = 0;
+  std::size_t block_alignment_ = 0;
+  std::map<std::size_t, std::size_t> planned_live_;  // offset -> end of live planned tensors
+  std::unordered_map<const void*, Live> live_;
+  std::uint64_t planned_hits_ = 0;
+  std::uint64_t fallbacks_ = 0;
+  common::UsageCounters stats_;
+  // Planning, all under mutex_ except the plan itself.
+  std::deque<PlanJob> jobs_;
+  bool planning_ = false;   // the planning thread is working on a job
+  bool stopping_ = false;   // the destructor asks the thread to finish
+  std::string plan_error_;
+  std::condition_variable plan_cv_;  // jobs_ grew, a job finished, or stopping_
+  std::thread plan_thread_;
+};
+
 PlannedArena::PlannedArena(Allocator& upstream, PlannedArenaOptions options)
-    : upstream_(upstream), options_(options), cache_(options.cache_capacity) {
+    : impl_(std::make_unique<Impl>(upstream, std::move(options))) {
   common::RegisterReleasable(this);
 }
 
 PlannedArena::~PlannedArena() {
   common::UnregisterReleasable(this);
+  Impl& m = *impl_;
   {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    jobs_.clear();
+    std::lock_guard lock(m.mutex_);
+    m.stopping_ = true;
+    m.jobs_.clear();
   }
-  plan_cv_.notify_all();
-  if (plan_thread_.joinable()) plan_thread_.join();
-  std::lock_guard lock(mutex_);
-  if (block_ != nullptr) {
-    UnpoisonInBlock(upstream_, block_, block_size_);
-    upstream_.Deallocate(block_);
+  m.plan_cv_.notify_all();
+  if (m.plan_thread_.joinable()) m.plan_thread_.join();
+  std::lock_guard lock(m.mutex_);
+  if (m.block_ != nullptr) {
+    UnpoisonInBlock(m.upstream_, m.block_, m.block_size_);
+    m.upstream_.Deallocate(m.block_);
   }
 }
 
 void PlannedArena::BeginRun(const ShapeSignature& shapes) {
-  std::shared_ptr<const MemoryPattern> pattern = cache_.Find(shapes);
-  std::lock_guard lock(mutex_);
-  if (run_open_) {
+  Impl& m = *impl_;
+  std::shared_ptr<const MemoryPattern> pattern = m.cache_.Find(shapes);
+  std::lock_guard lock(m.mutex_);
+  if (m.run_open_) {
     throw std::logic_error("memarena PlannedArena: BeginRun called while a run is open; "
                            "call EndRun first");
   }
@@ -66,76 +132,77 @@ void PlannedArena::BeginRun(const ShapeSignature& shapes) {
     size = pattern->plan.arena_size;
     for (const PlanTensor& t : pattern->tensors) alignment = std::max(alignment, t.alignment);
   }
-  const bool block_fits = block_ != nullptr && block_size_ == size && block_alignment_ >= alignment;
+  const bool block_fits =
+      m.block_ != nullptr && m.block_size_ == size && m.block_alignment_ >= alignment;
   if (!block_fits) {
     // Give the old block back before taking the new one, so two never coexist
     // (ONNX Runtime #14477). While tensors still live in it, serve this run upstream.
-    if (!planned_live_.empty()) {
+    if (!m.planned_live_.empty()) {
       pattern = nullptr;
     } else {
-      ReleaseBlockLocked();
+      m.ReleaseBlockLocked();
       if (pattern != nullptr && size > 0) {
-        void* block = upstream_.TryAllocate(size, alignment);
+        void* block = m.upstream_.TryAllocate(size, alignment);
         if (block == nullptr) {
-          ++stats_.num_ooms;
+          m.stats_.OnFailure();
           throw OutOfMemory(common::OutOfMemoryMessage(
-              name(), size, alignment, SnapshotLocked(upstream_.GetStats().limit_bytes),
+              name(), size, alignment, m.SnapshotLocked(m.upstream_.GetStats().limit_bytes),
               "the pattern block could not be obtained",
               "Free memory in the upstream allocator or raise its limit."));
         }
-        PoisonInBlock(upstream_, block, size);
-        block_ = static_cast<std::byte*>(block);
-        block_size_ = size;
-        block_alignment_ = alignment;
-        ++stats_.num_reserves;
-        stats_.bytes_held += size;
-        stats_.peak_bytes_held = std::max(stats_.peak_bytes_held, stats_.bytes_held);
+        PoisonInBlock(m.upstream_, block, size);
+        m.block_ = static_cast<std::byte*>(block);
+        m.block_size_ = size;
+        m.block_alignment_ = alignment;
+        ++m.stats_.num_reserves;
+        m.stats_.OnHold(size);
       }
     }
   }
-  run_open_ = true;
-  ++run_;
-  run_shapes_ = shapes;
-  pattern_ = std::move(pattern);
-  pattern_broken_ = false;
-  next_slot_ = 0;
-  trace_.clear();
-  next_trace_id_ = 0;
-  planned_hits_ = 0;
-  fallbacks_ = 0;
+  m.run_open_ = true;
+  ++m.run_;
+  m.run_shapes_ = shapes;
+  m.pattern_ = std::move(pattern);
+  m.pattern_broken_ = false;
+  m.next_slot_ = 0;
+  m.trace_.clear();
+  m.next_trace_id_ = 0;
+  m.planned_hits_ = 0;
+  m.fallbacks_ = 0;
 }
 
 void PlannedArena::EndRun() {
-  std::unique_lock lock(mutex_);
-  if (!run_open_) throw std::logic_error("memarena PlannedArena: EndRun without BeginRun");
-  run_open_ = false;
-  const bool served = pattern_ != nullptr && !pattern_broken_;
-  pattern_ = nullptr;
-  if (served || trace_.empty()) return;
-  PlanJob job{run_shapes_, std::move(trace_)};
-  trace_.clear();
+  Impl& m = *impl_;
+  std::unique_lock lock(m.mutex_);
+  if (!m.run_open_) throw std::logic_error("memarena PlannedArena: EndRun without BeginRun");
+  m.run_open_ = false;
+  const bool served = m.pattern_ != nullptr && !m.pattern_broken_;
+  m.pattern_ = nullptr;
+  if (served || m.trace_.empty()) return;
+  Impl::PlanJob job{m.run_shapes_, std::move(m.trace_)};
+  m.trace_.clear();
   // A newer run of the same shapes replaces one still waiting: only the latest counts.
-  for (PlanJob& queued : jobs_) {
+  for (Impl::PlanJob& queued : m.jobs_) {
     if (queued.shapes == job.shapes) {
       queued = std::move(job);
       return;
     }
   }
-  if (!plan_thread_.joinable()) {
+  if (!m.plan_thread_.joinable()) {
     try {
-      plan_thread_ = std::thread([this] { PlanLoop(); });
+      m.plan_thread_ = std::thread([&m] { m.PlanLoop(); });
     } catch (const std::system_error&) {
       // No thread to be had: plan here, but still without the lock.
       lock.unlock();
-      PlanAndCache(job);
+      m.PlanAndCache(job);
       return;
     }
   }
-  jobs_.push_back(std::move(job));
-  plan_cv_.notify_all();
+  m.jobs_.push_back(std::move(job));
+  m.plan_cv_.notify_all();
 }
 
-void PlannedArena::PlanLoop() {
+void PlannedArena::Impl::PlanLoop() {
   std::unique_lock lock(mutex_);
   for (;;) {
     plan_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
@@ -151,7 +218,7 @@ void PlannedArena::PlanLoop() {
   }
 }
 
-void PlannedArena::PlanAndCache(const PlanJob& job) {
+void PlannedArena::Impl::PlanAndCache(const PlanJob& job) {
   std::string error;
   try {
     auto pattern = std::make_shared<MemoryPattern>();
@@ -170,42 +237,47 @@ void PlannedArena::PlanAndCache(const PlanJob& job) {
 }
 
 void PlannedArena::WaitForPlans() {
-  std::unique_lock lock(mutex_);
-  plan_cv_.wait(lock, [this] { return stopping_ || (jobs_.empty() && !planning_); });
+  Impl& m = *impl_;
+  std::unique_lock lock(m.mutex_);
+  m.plan_cv_.wait(lock, [&m] { return m.stopping_ || (m.jobs_.empty() && !m.planning_); });
 }
 
 bool PlannedArena::Planning() const {
-  std::lock_guard lock(mutex_);
-  return planning_ || !jobs_.empty();
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->planning_ || !impl_->jobs_.empty();
 }
 
 std::string PlannedArena::LastPlanError() const {
-  std::lock_guard lock(mutex_);
-  return plan_error_;
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->plan_error_;
 }
 
 bool PlannedArena::ServingPattern() const {
-  std::lock_guard lock(mutex_);
-  return run_open_ && pattern_ != nullptr && !pattern_broken_;
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->run_open_ && impl_->pattern_ != nullptr && !impl_->pattern_broken_;
 }
 
 std::size_t PlannedArena::PatternBlockSize() const {
-  std::lock_guard lock(mutex_);
-  return block_size_;
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->block_size_;
 }
 
 std::uint64_t PlannedArena::PlannedHits() const {
-  std::lock_guard lock(mutex_);
-  return planned_hits_;
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->planned_hits_;
 }
 
 std::uint64_t PlannedArena::FallbackAllocations() const {
-  std::lock_guard lock(mutex_);
-  return fallbacks_;
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->fallbacks_;
 }
 
-void* PlannedArena::TryServePlannedLocked(std::size_t bytes, std::size_t alignment) {
-  if (!run_open_ || pattern_ == nullptr || pattern_broken_ || bytes == 0) return nullptr;
+const PlanCache& PlannedArena::cache() const noexcept { return impl_->cache_; }
+
+AllocatorKind PlannedArena::kind() const noexcept { return impl_->upstream_.kind(); }
+
+void* PlannedArena::Impl::TryServePlannedLocked(std::size_t bytes, std::size_t alignment) {
+  if (!run_open_ || pattern_ == nullptr || pattern_broken_) return nullptr;
   const std::vector<PlanTensor>& tensors = pattern_->tensors;
   const std::size_t slot = next_slot_;
   bool ok = slot < tensors.size() && tensors[slot].size == bytes;
@@ -232,9 +304,12 @@ void* PlannedArena::TryServePlannedLocked(std::size_t bytes, std::size_t alignme
   return block_ + offset;
 }
 
-void* PlannedArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexcept {
-  if (!IsValidAlignment(alignment)) return nullptr;
-  std::lock_guard lock(mutex_);
+void* PlannedArena::DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle) noexcept {
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->AllocateLocked(bytes, alignment);
+}
+
+void* PlannedArena::Impl::AllocateLocked(std::size_t bytes, std::size_t alignment) noexcept {
   void* ptr = nullptr;
   bool planned = false;
   try {
@@ -248,7 +323,7 @@ void* PlannedArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexce
     if (!planned) {
       ptr = upstream_.TryAllocate(bytes, alignment);
       if (ptr == nullptr) {
-        if (bytes != 0) ++stats_.num_ooms;
+        stats_.OnFailure();
         return nullptr;
       }
       usable = upstream_.UsableSize(ptr);
@@ -269,30 +344,25 @@ void* PlannedArena::TryAllocate(std::size_t bytes, std::size_t alignment) noexce
     } else if (ptr != nullptr) {
       upstream_.Deallocate(ptr);
     }
-    ++stats_.num_ooms;
+    stats_.OnFailure();
     return nullptr;
   }
 }
 
-void PlannedArena::NoteAllocLocked(void* ptr, const Live& live) {
+void PlannedArena::Impl::NoteAllocLocked(void* ptr, const Live& live) {
   live_.emplace(ptr, live);  // the only step that may throw; counters follow
-  if (!live.planned) {
-    stats_.bytes_held += live.usable;
-    stats_.peak_bytes_held = std::max(stats_.peak_bytes_held, stats_.bytes_held);
-  }
-  stats_.bytes_in_use += live.usable;
-  stats_.bytes_requested += live.bytes;
-  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
-  stats_.peak_bytes_requested = std::max(stats_.peak_bytes_requested, stats_.bytes_requested);
-  stats_.max_alloc_size = std::max(stats_.max_alloc_size, live.bytes);
-  ++stats_.num_allocs;
+  if (!live.planned) stats_.OnHold(live.usable);
+  stats_.OnAllocate(live.usable, live.bytes);
 }
 
-void PlannedArena::Deallocate(void* ptr) noexcept {
-  if (ptr == nullptr) return;
-  std::lock_guard lock(mutex_);
+FreeResult PlannedArena::DoDeallocate(void* ptr, StreamHandle) noexcept {
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->DeallocateLocked(ptr);
+}
+
+FreeResult PlannedArena::Impl::DeallocateLocked(void* ptr) noexcept {
   auto it = live_.find(ptr);
-  if (it == live_.end()) return;  // not from this arena: nothing we may touch
+  if (it == live_.end()) return FreeResult::kNotOwned;  // nothing here we may touch
   const Live live = it->second;
   live_.erase(it);
   if (live.planned) {
@@ -300,11 +370,9 @@ void PlannedArena::Deallocate(void* ptr) noexcept {
     PoisonInBlock(upstream_, ptr, live.bytes);
   } else {
     upstream_.Deallocate(ptr);
-    stats_.bytes_held -= live.usable;
+    stats_.OnUnhold(live.usable);
   }
-  stats_.bytes_in_use -= live.usable;
-  stats_.bytes_requested -= live.bytes;
-  ++stats_.num_frees;
+  stats_.OnFree(live.usable, live.bytes);
   if (run_open_ && live.run == run_ && live.trace_id != kNotTraced) {
     try {
       trace_.push_back({TraceAction::kFree, live.trace_id, 0, 1, 0, 0, 0});
@@ -313,22 +381,22 @@ void PlannedArena::Deallocate(void* ptr) noexcept {
       // safe (if looser) pattern, so nothing else to do.
     }
   }
+  return FreeResult::kFreed;
 }
 
-std::size_t PlannedArena::UsableSize(const void* ptr) const noexcept {
-  if (ptr == nullptr) return 0;
-  std::lock_guard lock(mutex_);
-  auto it = live_.find(ptr);
-  return it == live_.end() ? 0 : it->second.usable;
+std::size_t PlannedArena::DoUsableSize(const void* ptr) const noexcept {
+  std::lock_guard lock(impl_->mutex_);
+  auto it = impl_->live_.find(ptr);
+  return it == impl_->live_.end() ? 0 : it->second.usable;
 }
 
-AllocatorStats PlannedArena::GetStats() const {
-  const std::size_t limit = upstream_.GetStats().limit_bytes;
-  std::lock_guard lock(mutex_);
-  return SnapshotLocked(limit);
+AllocatorStats PlannedArena::DoGetStats() const {
+  const std::size_t limit = impl_->upstream_.GetStats().limit_bytes;
+  std::lock_guard lock(impl_->mutex_);
+  return impl_->SnapshotLocked(limit);
 }
 
-AllocatorStats PlannedArena::SnapshotLocked(std::size_t limit) const {
+AllocatorStats PlannedArena::Impl::SnapshotLocked(std::size_t limit) const {
   AllocatorStats s = stats_;
   s.limit_bytes = limit;
   std::size_t planned_bytes = 0;
@@ -350,19 +418,15 @@ AllocatorStats PlannedArena::SnapshotLocked(std::size_t limit) const {
 }
 
 void PlannedArena::ResetPeakStats() {
-  std::lock_guard lock(mutex_);
-  stats_.peak_bytes_in_use = stats_.bytes_in_use;
-  stats_.peak_bytes_requested = stats_.bytes_requested;
-  stats_.peak_bytes_held = stats_.bytes_held;
+  std::lock_guard lock(impl_->mutex_);
+  impl_->stats_.ResetPeaks();
 }
 
-bool PlannedArena::ReleaseBlockLocked() noexcept {
+bool PlannedArena::Impl::ReleaseBlockLocked() noexcept {
   if (block_ == nullptr) return false;
   UnpoisonInBlock(upstream_, block_, block_size_);
   upstream_.Deallocate(block_);
-  ++stats_.num_releases;
-  stats_.bytes_released += block_size_;
-  stats_.bytes_held -= block_size_;
+  stats_.OnRelease(block_size_, 1);
   block_ = nullptr;
   block_size_ = 0;
   block_alignment_ = 0;
@@ -370,27 +434,29 @@ bool PlannedArena::ReleaseBlockLocked() noexcept {
 }
 
 std::size_t PlannedArena::ReleaseUnusedSpans() {
+  Impl& m = *impl_;
   std::size_t released = 0;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(m.mutex_);
     // The block is needed by an open run even while nothing lives in it yet.
-    if (!run_open_ && planned_live_.empty()) {
-      released = block_size_;
-      if (ReleaseBlockLocked()) ++stats_.num_arena_shrinkages;
+    if (!m.run_open_ && m.planned_live_.empty()) {
+      released = m.block_size_;
+      if (m.ReleaseBlockLocked()) ++m.stats_.num_arena_shrinkages;
     }
   }
-  return released + upstream_.ReleaseUnusedSpans();
+  return released + m.upstream_.ReleaseUnusedSpans();
 }
 
 std::string PlannedArena::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
+  const Allocator& upstream = impl_->upstream_;
   return common::OutOfMemoryMessage(
       name(), bytes, alignment, GetStats(),
       fmt::format("the upstream allocator '{}' could not serve it (in use and held "
                   "count the pattern block plus requests sent upstream)",
-                  upstream_.name()),
+                  upstream.name()),
       fmt::format("Requests outside the pattern go to the upstream allocator '{}': raise its "
                   "limit or free memory there.",
-                  upstream_.name()));
+                  upstream.name()));
 }
 
 }  // namespace memarena

@@ -344,5 +344,32 @@ TEST(DeviceLogic, SameStreamReusesAtOnceOtherStreamsWait) {
   arena->DeallocateOnStream(on_other, s2);
 }
 
+// Issue 9: the device arena treats a pointer it does not own as every allocator does, on
+// either free path (with or without a stream): on_invalid_free decides, nothing is freed.
+TEST(DeviceLogic, AForeignPointerFollowsOnInvalidFree) {
+  Fake();
+  auto arena = MakeDeviceArena(0);
+  const DeviceStream s = NewStream();
+  void* mine = arena->TryAllocateOnStream(kMiB, 256, ToStreamHandle(Cuda(s)));
+  ASSERT_NE(mine, nullptr);
+  int not_device_memory = 0;
+  const std::uint64_t before = InvalidFreeCount();
+  SetInvalidFreeAction(InvalidFreeAction::kReport);
+  ::testing::internal::CaptureStderr();
+  arena->Deallocate(&not_device_memory);
+  arena->DeallocateOnStream(static_cast<char*>(mine) + 256, ToStreamHandle(Cuda(s)));
+  const std::string lines = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(lines.find("invalid free"), std::string::npos) << lines;
+  SetInvalidFreeAction(InvalidFreeAction::kIgnore);
+  arena->Deallocate(&not_device_memory);
+  EXPECT_EQ(InvalidFreeCount(), before + 3);
+  EXPECT_EQ(arena->GetStats().num_frees, 0u);
+  SetInvalidFreeAction(InvalidFreeAction::kAbort);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(arena->Deallocate(&not_device_memory), "invalid free of .*aborting");
+  arena->DeallocateOnStream(mine, ToStreamHandle(Cuda(s)));
+  EXPECT_EQ(arena->GetStats().num_frees, 1u);
+}
+
 }  // namespace
 }  // namespace memarena::cuda

@@ -65,7 +65,10 @@ TEST(HostApi, AlignmentsAboveThePageSizeAreHonoured) {
       Free(p);
     }
   }
-  EXPECT_EQ(Allocate(64, 48), nullptr) << "a non-power-of-two alignment";
+  // host::Allocate takes a power of two (issue 9: its callers check once); the interface
+  // refuses any other alignment before the heap sees it.
+  EXPECT_EQ(memarena::HostAllocator().TryAllocate(64, 48), nullptr)
+      << "a non-power-of-two alignment";
   ExpectHeapConsistent();
 }
 

@@ -10,6 +10,7 @@
 #include "host/host_api.h"
 #include "common/asan.h"
 #include "host/invalid_free.h"
+#include "memarena/allocator.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
 
@@ -21,14 +22,14 @@ class ReportedFrees : public ::testing::Test {
  protected:
   void SetUp() override {
     SetInvalidFreeAction(InvalidFreeAction::kReport);
-    before_ = InvalidFrees();
+    before_ = InvalidFreeCount();
   }
   void TearDown() override {
     SetInvalidFreeAction(InvalidFreeAction::kAbort);
     const char* problem = CheckHeap();
     EXPECT_EQ(problem, nullptr) << problem;
   }
-  std::uint64_t Reported() const { return InvalidFrees() - before_; }
+  std::uint64_t Reported() const { return InvalidFreeCount() - before_; }
 
  private:
   std::uint64_t before_ = 0;

@@ -17,8 +17,16 @@ class MallocUpstream final : public Allocator {
     for (auto& [p, n] : sizes_) std::free(p);
   }
 
-  void* TryAllocate(std::size_t bytes, std::size_t alignment) noexcept override {
-    if (!IsValidAlignment(alignment)) return nullptr;
+  void ResetPeakStats() override {
+    std::lock_guard lock(mutex_);
+    stats_.peak_bytes_held = stats_.bytes_held;
+  }
+  std::size_t ReleaseUnusedSpans() override { return 0; }
+  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
+  std::string_view name() const noexcept override { return "malloc_upstream"; }
+
+ private:
+  void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle) noexcept override {
     std::lock_guard lock(mutex_);
     const std::size_t usable = bytes == 0 ? 1 : bytes;
     if (limit_ != 0 && (usable > limit_ || stats_.bytes_held > limit_ - usable)) {
@@ -37,37 +45,28 @@ class MallocUpstream final : public Allocator {
     ++stats_.num_allocs;
     return p;
   }
-  void Deallocate(void* ptr) noexcept override {
-    if (ptr == nullptr) return;
+  FreeResult DoDeallocate(void* ptr, StreamHandle) noexcept override {
     std::lock_guard lock(mutex_);
     auto it = sizes_.find(ptr);
-    if (it == sizes_.end()) std::abort();  // a foreign or double free is a test bug
+    if (it == sizes_.end()) return FreeResult::kNotOwned;
     stats_.bytes_held -= it->second;
     stats_.bytes_in_use -= it->second;
     ++stats_.num_frees;
     sizes_.erase(it);
     std::free(ptr);
+    return FreeResult::kFreed;
   }
-  std::size_t UsableSize(const void* ptr) const noexcept override {
+  std::size_t DoUsableSize(const void* ptr) const noexcept override {
     std::lock_guard lock(mutex_);
     auto it = sizes_.find(const_cast<void*>(ptr));
     return it == sizes_.end() ? 0 : it->second;
   }
-  AllocatorStats GetStats() const override {
+  AllocatorStats DoGetStats() const override {
     std::lock_guard lock(mutex_);
     AllocatorStats s = stats_;
     s.limit_bytes = limit_;
     return s;
   }
-  void ResetPeakStats() override {
-    std::lock_guard lock(mutex_);
-    stats_.peak_bytes_held = stats_.bytes_held;
-  }
-  std::size_t ReleaseUnusedSpans() override { return 0; }
-  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
-  std::string_view name() const noexcept override { return "malloc_upstream"; }
-
- private:
   const std::size_t limit_;
   mutable std::mutex mutex_;
   std::unordered_map<void*, std::size_t> sizes_;
