@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
-#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -16,6 +15,7 @@
 #include "arena/expandable_space.h"
 #include "arena/growth_policy.h"
 #include "common/format.h"
+#include "common/mutex.h"
 #include "common/release_registry.h"
 #include "memarena/arena.h"
 #include "memarena/errors.h"
@@ -80,19 +80,24 @@ struct BfcArena::Impl {
   std::shared_ptr<StreamFence> fence;
   const ArenaConfig config;
   const std::size_t limit;
-  arena::GrowthPolicy growth;
+  arena::GrowthPolicy growth MEMARENA_GUARDED_BY(mutex);
   const std::string name;
 
-  mutable std::mutex mutex;
-  arena::ChunkStore store;
-  arena::AddressMap in_use;
-  AllocatorStats stats;  // counters; derived fields are filled in by Snapshot()
-  bool had_first_region = false;
-  std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
-  std::optional<arena::ExpandableSpace> space;  // set when expandable_segments
+  mutable common::Mutex mutex;
+  arena::ChunkStore store MEMARENA_GUARDED_BY(mutex);
+  arena::AddressMap in_use MEMARENA_GUARDED_BY(mutex);
+  // Counters; derived fields are filled in by Snapshot(). Guarded by `mutex` but not
+  // annotated: the WatermarkWatch built before the lock keeps a reference to it, and reads it
+  // only under the lock (its Reading), which the analysis cannot see.
+  AllocatorStats stats;
+  bool had_first_region MEMARENA_GUARDED_BY(mutex) = false;
+  // Where a contiguously growing source continues.
+  std::uintptr_t last_piece_end MEMARENA_GUARDED_BY(mutex) = 0;
+  // Set when expandable_segments.
+  std::optional<arena::ExpandableSpace> space MEMARENA_GUARDED_BY(mutex);
   // Expandable: the most bytes in use since start or the last ReleaseUnusedSpans. Held may
   // stay up to the threshold above it without decommitting (the working set comes back).
-  std::size_t in_use_high_water = 0;
+  std::size_t in_use_high_water MEMARENA_GUARDED_BY(mutex) = 0;
   common::WatermarkLevels watermarks;  // against config.max_mem; see arena_watermarks.h
 
   struct Reservation {
@@ -109,7 +114,7 @@ struct BfcArena::Impl {
     return alignment > base ? alignment - base : 0;
   }
 
-  std::size_t AvailableBytes() const {
+  std::size_t AvailableBytes() const MEMARENA_REQUIRES(mutex) {
     const std::size_t room = limit - std::min(limit, stats.bytes_held);
     return room / kMinAllocationSize * kMinAllocationSize;
   }
@@ -128,7 +133,7 @@ struct BfcArena::Impl {
   // would cross max_mem or exceed in use by more than the threshold. Fills `failure` when
   // max_mem still does not allow it.
   bool MakeRoom(std::size_t extra, std::size_t in_use_after, std::uintptr_t keep_begin,
-                std::uintptr_t keep_end, ArenaFailure& failure) {
+                std::uintptr_t keep_end, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     const std::size_t threshold = config.expandable_decommit_threshold;
     const std::size_t held_after = stats.bytes_held + extra;
     const std::size_t over_limit = held_after > limit ? held_after - limit : 0;
@@ -148,7 +153,7 @@ struct BfcArena::Impl {
 
   // Expandable: commits the holes under [addr, addr + bytes) before it is handed out; when
   // the source refuses, gives back every other free granule and tries once more.
-  bool Back(std::uintptr_t addr, std::size_t bytes, ArenaFailure& failure) {
+  bool Back(std::uintptr_t addr, std::size_t bytes, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     const std::uintptr_t end = addr + bytes;
     const std::size_t extra = space->HolesIn(addr, end);
     if (extra == 0) return true;
@@ -170,7 +175,7 @@ struct BfcArena::Impl {
   // An expandable arena commits what the chunk lacks first; when that fails it returns
   // nullptr with `failure` filled in.
   void* FindAndTake(std::size_t rounded, std::size_t bytes, std::size_t alignment,
-                    StreamHandle stream, ArenaFailure& failure) {
+                    StreamHandle stream, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     const int first = arena::BinForSize(rounded);
     ChunkHandle best = kInvalidChunk;
     std::size_t best_pad = 0;
@@ -206,7 +211,7 @@ struct BfcArena::Impl {
   // A free chunk whose stream work has completed carries no stream any more, so neighbours
   // freed on different streams merge (as ONNX Runtime's arena does once their events
   // completed). Walks every chunk: only on the growth and release paths, never per call.
-  void SettleCompletedFrees() {
+  void SettleCompletedFrees() MEMARENA_REQUIRES(mutex) {
     if (fence == nullptr) return;
     for (const auto& [base, region] : store.regions()) {
       for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
@@ -224,7 +229,7 @@ struct BfcArena::Impl {
   // ReleaseUnusedSpans and ReleaseAllUnusedRegions: settle, give back, restart growth.
   std::size_t Release(bool include_pinned) {
     arena::WatermarkWatch watch(watermarks, stats, config.max_mem, name);
-    std::lock_guard<std::mutex> lock(mutex);
+    common::MutexLock lock(mutex);
     const arena::WatermarkWatch::Reading reading(watch);
     SettleCompletedFrees();
     std::size_t released = ReleaseFreeRegions(include_pinned);
@@ -237,7 +242,7 @@ struct BfcArena::Impl {
   }
 
   void* Take(ChunkHandle h, std::size_t pad, std::size_t rounded, std::size_t bytes,
-             StreamHandle stream) {
+             StreamHandle stream) MEMARENA_REQUIRES(mutex) {
     store.RemoveFree(h);
     if (pad != 0) {  // the unaligned front stays a free chunk of its own
       store.Split(h, pad);
@@ -268,7 +273,7 @@ struct BfcArena::Impl {
     return reinterpret_cast<void*>(c.addr);
   }
 
-  void* ReserveOnce(std::size_t bytes) {
+  void* ReserveOnce(std::size_t bytes) MEMARENA_REQUIRES(mutex) {
     void* p = source->Reserve(bytes);
     if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % kMinAllocationSize != 0) {
       source->Release(p, bytes);  // breaks the source contract; treat as a refusal
@@ -279,7 +284,7 @@ struct BfcArena::Impl {
   }
 
   // ORT's backoff: 0.9x until below the request or 8 KiB; then, beyond ORT, the request itself.
-  Reservation ReserveWithBackoff(std::size_t bytes, std::size_t needed) {
+  Reservation ReserveWithBackoff(std::size_t bytes, std::size_t needed) MEMARENA_REQUIRES(mutex) {
     Reservation r{nullptr, bytes, 1, bytes, bytes};
     r.ptr = ReserveOnce(bytes);
     while (r.ptr == nullptr) {
@@ -297,7 +302,7 @@ struct BfcArena::Impl {
     return r;
   }
 
-  bool FullyFree(const arena::Region& region) const {
+  bool FullyFree(const arena::Region& region) const MEMARENA_REQUIRES(mutex) {
     for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
       const Chunk& c = store.at(h);
       if (c.in_use || (c.stream != 0 && !fence->HasCompleted(c.stream, c.fence))) return false;
@@ -306,7 +311,7 @@ struct BfcArena::Impl {
   }
 
   // Gives back every region with nothing in use (the pinned first one only when asked).
-  std::size_t ReleaseFreeRegions(bool include_pinned) {
+  std::size_t ReleaseFreeRegions(bool include_pinned) MEMARENA_REQUIRES(mutex) {
     std::size_t released = 0;
     const auto& regions = store.regions();
     for (auto it = regions.begin(); it != regions.end();) {
@@ -330,7 +335,7 @@ struct BfcArena::Impl {
   // Beyond ORT: under kSameAsRequested (or expandable) on a contiguously growing source, the
   // free chunk at the end of the newest range will merge with the next one, so only the
   // rest is needed.
-  std::size_t FreeTailBytes(std::size_t alignment) {
+  std::size_t FreeTailBytes(std::size_t alignment) MEMARENA_REQUIRES(mutex) {
     if ((config.arena_extend_strategy != ArenaExtendStrategy::kSameAsRequested && !space) ||
         !source->GrowsContiguously() || last_piece_end == 0 || alignment > kMinAllocationSize) {
       return 0;
@@ -346,7 +351,7 @@ struct BfcArena::Impl {
 
   // ORT's Extend, plus TF's release-and-retry before failing. Fills `failure` on failure.
   // With `use_tail`, bytes already free at the end of the newest range count toward `needed`.
-  bool Extend(std::size_t needed, std::size_t alignment, bool use_tail, ArenaFailure& failure) {
+  bool Extend(std::size_t needed, std::size_t alignment, bool use_tail, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     if (space) return ExtendExpandable(needed, alignment, use_tail, failure);
     std::size_t available = AvailableBytes();
     if (needed > available) {
@@ -407,7 +412,7 @@ struct BfcArena::Impl {
   // Expandable growth: exactly what the free tail lacks, rounded to the granularity, at the
   // end of the range. Refusals say whether the reservation, max_mem or the source ran out.
   bool ExtendExpandable(std::size_t needed, std::size_t alignment, bool use_tail,
-                        ArenaFailure& failure) {
+                        ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     std::size_t tail = use_tail ? FreeTailBytes(alignment) : 0;
     if (tail >= needed) tail = 0;
     const std::size_t granule = space->granularity();
@@ -440,7 +445,7 @@ struct BfcArena::Impl {
     return true;
   }
 
-  void Free(ChunkHandle h, StreamHandle stream) {
+  void Free(ChunkHandle h, StreamHandle stream) MEMARENA_REQUIRES(mutex) {
     Chunk& c = store.at(h);
     in_use.Erase(c.addr);
     ++stats.num_frees;
@@ -456,11 +461,11 @@ struct BfcArena::Impl {
     store.ReserveMetadata();
   }
 
-  ChunkHandle Lookup(const void* ptr) const {
+  ChunkHandle Lookup(const void* ptr) const MEMARENA_REQUIRES(mutex) {
     return in_use.Find(reinterpret_cast<std::uintptr_t>(ptr));
   }
 
-  AllocatorStats Snapshot() const {
+  AllocatorStats Snapshot() const MEMARENA_REQUIRES(mutex) {
     AllocatorStats s = stats;
     s.limit_bytes = config.max_mem;
     s.largest_free_block = space ? space->LargestCommittedFree(store) : store.LargestFree();
@@ -507,7 +512,7 @@ void* BfcArena::TryAllocateOnStream(std::size_t bytes, std::size_t alignment,
   Impl& m = *impl_;
   ArenaFailure failure{this, bytes, alignment};
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   if (m.fence == nullptr) stream = 0;
   if (bytes > kUnlimited / 4 || alignment > kUnlimited / 4) {
@@ -550,7 +555,7 @@ void BfcArena::Deallocate(void* ptr) noexcept {
   if (ptr == nullptr) return;
   Impl& m = *impl_;
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   const ChunkHandle h = m.Lookup(ptr);
   if (h == kInvalidChunk) DieOnForeignPointer();
@@ -561,7 +566,7 @@ void BfcArena::DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
   if (ptr == nullptr) return;
   Impl& m = *impl_;
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   const ChunkHandle h = m.Lookup(ptr);
   if (h == kInvalidChunk) DieOnForeignPointer();
@@ -570,25 +575,25 @@ void BfcArena::DeallocateOnStream(void* ptr, StreamHandle stream) noexcept {
 
 std::size_t BfcArena::UsableSize(const void* ptr) const noexcept {
   if (ptr == nullptr) return 0;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   const ChunkHandle h = impl_->Lookup(ptr);
   return h == kInvalidChunk ? 0 : impl_->store.at(h).size;
 }
 
 std::size_t BfcArena::RequestedSize(const void* ptr) const noexcept {
   if (ptr == nullptr) return 0;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   const ChunkHandle h = impl_->Lookup(ptr);
   return h == kInvalidChunk ? 0 : impl_->store.at(h).requested;
 }
 
 AllocatorStats BfcArena::GetStats() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   return impl_->Snapshot();
 }
 
 void BfcArena::ResetPeakStats() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   AllocatorStats& s = impl_->stats;
   s.peak_bytes_in_use = s.bytes_in_use;
   s.peak_bytes_requested = s.bytes_requested;
@@ -602,7 +607,7 @@ void BfcArena::SetWatermarks(std::vector<double> levels, WatermarkCallback callb
                    std::move(callback), hysteresis);
   // A level already crossed fires now: a watch that sees held "move" from 0.
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   watch.ForgetStart();
 }

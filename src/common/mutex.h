@@ -12,7 +12,7 @@ namespace memarena::common {
 
 class MEMARENA_CAPABILITY("mutex") Mutex {
  public:
-  Mutex() = default;
+  constexpr Mutex() = default;  // constant-initialized, like std::mutex
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 

@@ -39,9 +39,10 @@ class CentralCache {
   // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved).
   std::size_t FreeObjects(std::size_t cls) const noexcept;
 
-  // Fork handlers take every class lock, in class order.
-  void LockAll() noexcept;
-  void UnlockAll() noexcept;
+  // Fork handlers take every class lock, in class order (a loop over locks, which the
+  // analysis cannot follow).
+  void LockAll() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS;
+  void UnlockAll() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS;
 
  private:
   static constexpr std::size_t kMaxBatches = 16;
@@ -54,14 +55,16 @@ class CentralCache {
   };
   struct alignas(64) ClassList {  // cache-line aligned: classes do not contend
     mutable SpinLock lock;
-    SpanList spans;  // spans of this class with a free or never-used object
-    std::size_t free_objects = 0;
-    std::size_t num_batches = 0;
-    Batch batches[kMaxBatches] = {};
+    // Spans of this class with a free or never-used object.
+    SpanList spans MEMARENA_GUARDED_BY(lock);
+    std::size_t free_objects MEMARENA_GUARDED_BY(lock) = 0;
+    std::size_t num_batches MEMARENA_GUARDED_BY(lock) = 0;
+    Batch batches[kMaxBatches] MEMARENA_GUARDED_BY(lock) = {};
   };
 
   static std::size_t BatchSlots(std::size_t cls) noexcept;
-  void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept;
+  void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept
+      MEMARENA_REQUIRES(list.lock);
 
   PageHeap* heap_;
   Pagemap* pagemap_;

@@ -353,11 +353,12 @@ std::size_t PageHeap::Decommit(Span* span) noexcept {
 
 std::size_t PageHeap::ReleaseFreeLocked() noexcept {
   std::size_t released = 0;
-  auto release_list = [&](SpanList& list) {
+  // Index kMaxPages + 1 stands for the large list (a loop, not a lambda: the analysis
+  // checks a lambda's body without the caller's lock).
+  for (std::size_t n = 1; n <= kMaxPages + 1; ++n) {
+    SpanList& list = n <= kMaxPages ? free_[0][n] : large_[0];
     while (!list.Empty()) released += Decommit(list.Head());
-  };
-  for (std::size_t n = 1; n <= kMaxPages; ++n) release_list(free_[0][n]);
-  release_list(large_[0]);
+  }
   bytes_released_ += released;
   return released;
 }
