@@ -461,6 +461,34 @@ struct BfcArena::Impl {
     store.ReserveMetadata();
   }
 
+  // The store's invariants (chunk_store.h), then the counters against the chunks:
+  //   stats.bytes_in_use == sum of size over in-use chunks
+  //   stats.bytes_requested == sum of requested over in-use chunks
+  //   in_use maps the address of every in-use chunk to it
+  //   stats.bytes_held == sum of region sizes (not expandable: there held is committed)
+  const char* CheckInvariants() const MEMARENA_REQUIRES(mutex) {
+    if (const char* problem = store.CheckInvariants()) return problem;
+    std::size_t in_use_bytes = 0;
+    std::size_t requested_bytes = 0;
+    std::size_t region_bytes = 0;
+    for (const auto& [base, region] : store.regions()) {
+      region_bytes += region.size;
+      for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+        const Chunk& c = store.at(h);
+        if (!c.in_use) continue;
+        if (in_use.Find(c.addr) != h) return "an in-use chunk is missing from the address map";
+        in_use_bytes += c.size;
+        requested_bytes += c.requested;
+      }
+    }
+    if (in_use_bytes != stats.bytes_in_use) return "bytes in use differ from the in-use chunks";
+    if (requested_bytes != stats.bytes_requested) {
+      return "bytes requested differ from the in-use chunks";
+    }
+    if (!space && region_bytes != stats.bytes_held) return "bytes held differ from the regions";
+    return nullptr;
+  }
+
   ChunkHandle Lookup(const void* ptr) const MEMARENA_REQUIRES(mutex) {
     return in_use.Find(reinterpret_cast<std::uintptr_t>(ptr));
   }
@@ -585,6 +613,11 @@ std::size_t BfcArena::RequestedSize(const void* ptr) const noexcept {
   common::MutexLock lock(impl_->mutex);
   const ChunkHandle h = impl_->Lookup(ptr);
   return h == kInvalidChunk ? 0 : impl_->store.at(h).requested;
+}
+
+const char* BfcArena::CheckInvariants() const noexcept {
+  common::MutexLock lock(impl_->mutex);
+  return impl_->CheckInvariants();
 }
 
 AllocatorStats BfcArena::GetStats() const {

@@ -39,6 +39,11 @@ class CentralCache {
   // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved).
   std::size_t FreeObjects(std::size_t cls) const noexcept;
 
+  // Walks every class list (taking each class lock in turn) and checks the invariants of
+  // ClassList and of the small spans on it (span.h). Returns nullptr when they hold, else
+  // what is broken. Costs a walk over every free object: for tests and checkers.
+  const char* CheckInvariants() const noexcept;
+
   // Fork handlers take every class lock, in class order (a loop over locks, which the
   // analysis cannot follow).
   void LockAll() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS;
@@ -53,6 +58,9 @@ class CentralCache {
     void* head;
     void* tail;
   };
+  // Invariant (CheckInvariants):
+  //   free_objects == num_batches * ClassInfo(cls).batch
+  //                   + sum over spans of length(free_objects) + (bump_end - bump) / size
   struct alignas(64) ClassList {  // cache-line aligned: classes do not contend
     mutable SpinLock lock;
     // Spans of this class with a free or never-used object.
@@ -63,6 +71,8 @@ class CentralCache {
   };
 
   static std::size_t BatchSlots(std::size_t cls) noexcept;
+  static const char* CheckClass(const ClassList& list, std::size_t cls) noexcept
+      MEMARENA_REQUIRES(list.lock);
   void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept
       MEMARENA_REQUIRES(list.lock);
 

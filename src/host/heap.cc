@@ -609,7 +609,10 @@ std::size_t Ceiling() noexcept { return g_page_heap.Ceiling(); }
 
 std::size_t HeldBytes() noexcept { return g_page_heap.Held(); }
 
-const char* CheckHeap() noexcept { return g_page_heap.CheckInvariants(); }
+const char* CheckHeap() noexcept {
+  if (const char* problem = g_central.CheckInvariants()) return problem;
+  return g_page_heap.CheckInvariants();
+}
 
 AllocatorStats Stats() noexcept {
   std::uint64_t allocs[kNumClasses + 1];

@@ -462,6 +462,19 @@ const char* PageHeap::CheckInvariantsLocked() const noexcept {
   if (Held() != in_use_bytes_ + free_bytes_[0]) {
     return "held differs from in-use plus committed free spans";
   }
+  if (reserved_bytes_ != in_use_bytes_ + free_bytes_[0] + free_bytes_[1]) {
+    return "reserved differs from in-use plus committed and returned free spans";
+  }
+  std::size_t reservation_bytes = 0;
+  for (const Span* r = reservations_; r != nullptr; r = r->next) reservation_bytes += r->Bytes();
+  if (reservation_bytes != reserved_bytes_) {
+    return "reserved differs from the sum of the reservations";
+  }
+  std::size_t spares = 0;
+  for (const Span* r = spare_records_; r != nullptr; r = r->next) ++spares;
+  if (spares != num_spare_records_ || spares > kMaxSpareRecords) {
+    return "the spare span records disagree with their count";
+  }
   const std::size_t ceiling = Ceiling();
   if (ceiling != 0 && Held() > ceiling) return "held exceeds the ceiling";
   return nullptr;

@@ -124,6 +124,13 @@ class PageHeap {
   void DeleteRecord(Span* span) noexcept MEMARENA_REQUIRES(lock_);
   const char* CheckInvariantsLocked() const noexcept MEMARENA_REQUIRES(lock_);
 
+  // Invariants (PageHeap::CheckInvariants checks each; s is kFree or kReturned):
+  //   free_bytes_[s] == sum of span->Bytes() over free_[s][1..kMaxPages] and large_[s]
+  //   held_ == in_use_bytes_ + free_bytes_[kFree]
+  //   reserved_bytes_ == in_use_bytes_ + free_bytes_[kFree] + free_bytes_[kReturned]
+  //   reserved_bytes_ == sum of r->num_pages * kPageSize over reservations_
+  //   num_spare_records_ == length of spare_records_ <= kMaxSpareRecords
+  //   ceiling_ == 0 || held_ <= ceiling_
   mutable SpinLock lock_;
   Pagemap* pagemap_;
   std::size_t grow_bytes_;
