@@ -640,6 +640,9 @@ AllocatorStats Stats() noexcept {
   std::size_t small_in_use = 0;
   std::size_t central_free = 0;
   std::size_t largest_class_used = 0;
+  // The public per-class table has one row per host class, no more and no fewer.
+  static_assert(kNumClasses == kMaxSizeClassStats,
+                "AllocatorStats::size_classes has one row per host size class");
   s.num_size_classes = kNumClasses;
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     // Counters are read racily while threads run: clamp what cannot be negative.

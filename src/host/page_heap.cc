@@ -162,6 +162,11 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
 // a reservation of the alignment's size. Only the new span's ends are written to the
 // pagemap (no per-page metadata for a range nobody touches).
 bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
+  // The OS page size is known only now: spans are decommitted by heap page, which must be a
+  // whole number of OS pages (16 or 64 KiB pages on some arm64 kernels are not).
+  if (kPageSize % platform::PageSize() != 0) {
+    HeapCorrupted("the OS page size does not divide the 8 KiB heap page (kPageShift)");
+  }
   std::size_t bytes = pages << kPageShift;
   if (bytes < grow_bytes_) bytes = grow_bytes_;
   const std::size_t alignment = align_pages << kPageShift;

@@ -45,6 +45,9 @@ class PageHeap {
   static constexpr std::size_t kMinKeptFree = std::size_t{8} << 20;
   static constexpr std::uint32_t kScavengeInterval = 64;
   static constexpr std::uint32_t kWindowOps = 4096;
+  // A small span comes from the exact-size free lists (Carve, Delete keep it there).
+  static_assert(detail::kClasses[kNumClasses].pages <= kMaxPages,
+                "the largest class's span fits the exact-size free lists");
 
   // `grow_bytes`: the size of each address-space reservation (requests above it get one
   // of their own). Reserving address space does not count as held.
