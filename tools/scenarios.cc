@@ -30,6 +30,18 @@ class TraceBuilder {
   std::uint64_t next_id_ = 0;
 };
 
+// The feed-forward half of a transformer layer: the 4x expansion and the layer's output, then
+// the attention output and the layer's input are dropped. Returns the output.
+std::uintptr_t FeedForward(TraceBuilder& b, std::uintptr_t attn, std::uintptr_t input,
+                           std::size_t input_size, std::size_t act) {
+  const std::uintptr_t expanded = b.Allocate(4 * act);
+  const std::uintptr_t out = b.Allocate(act);
+  b.Free(expanded, 4 * act);
+  b.Free(attn, act);
+  b.Free(input, input_size);
+  return out;
+}
+
 // One trace: `step(builder, rng, i)` for i in [0, steps), from one seeded random stream.
 template <typename Step>
 Scenario Generate(int steps, std::uint64_t seed, std::string name, std::string description,
@@ -84,12 +96,7 @@ Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed) {
           const std::uintptr_t attn = b.Allocate(act);
           b.Free(scores, scores_size);
           b.Free(qkv, 3 * act);
-          const std::uintptr_t mlp = b.Allocate(4 * act);
-          const std::uintptr_t out = b.Allocate(act);
-          b.Free(mlp, 4 * act);
-          b.Free(attn, act);
-          b.Free(x, x_size);
-          x = out;
+          x = FeedForward(b, attn, x, x_size, act);
           x_size = act;
         }
         const std::size_t logits_size = seq * 1000 * kFloat;
@@ -122,12 +129,7 @@ Scenario BatchedInferenceScenario(int requests, int layers, std::uint64_t seed) 
           b.Free(qkv, 3 * row);
           const std::uintptr_t attn = b.Allocate(row);
           b.Free(ctx, row);
-          const std::uintptr_t ffn = b.Allocate(4 * row);
-          const std::uintptr_t y = b.Allocate(row);
-          b.Free(ffn, 4 * row);
-          b.Free(attn, row);
-          b.Free(x, row);
-          x = y;
+          x = FeedForward(b, attn, x, row, row);
         }
         const std::size_t logits_size = batch * 2 * kFloat;  // a small classifier head
         const std::uintptr_t logits = b.Allocate(logits_size);
