@@ -1,14 +1,15 @@
 // Which DeviceRuntime the backend uses: the process default, or the one a test installed.
 #include "device_runtime.h"
 
-#include <mutex>
+#include "common/mutex.h"
+
 
 namespace memarena::cuda {
 namespace {
 
 struct RuntimeSlot {
-  std::mutex mutex;
-  std::shared_ptr<DeviceRuntime> runtime;
+  common::Mutex mutex;
+  std::shared_ptr<DeviceRuntime> runtime MEMARENA_GUARDED_BY(mutex);
 };
 
 // Leaked on purpose: arenas freed during static destruction still reach their runtime.
@@ -21,14 +22,14 @@ RuntimeSlot& Slot() {
 
 std::shared_ptr<DeviceRuntime> GetDeviceRuntime() {
   RuntimeSlot& slot = Slot();
-  std::lock_guard<std::mutex> lock(slot.mutex);
+  common::MutexLock lock(slot.mutex);
   if (slot.runtime == nullptr) slot.runtime = MakeDefaultDeviceRuntime();
   return slot.runtime;
 }
 
 void SetDeviceRuntime(std::shared_ptr<DeviceRuntime> runtime) {
   RuntimeSlot& slot = Slot();
-  std::lock_guard<std::mutex> lock(slot.mutex);
+  common::MutexLock lock(slot.mutex);
   slot.runtime = std::move(runtime);
 }
 

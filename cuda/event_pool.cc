@@ -38,7 +38,7 @@ EventPool::~EventPool() {
 }
 
 DeviceEvent EventPool::Take() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (!free_.empty()) {
     const DeviceEvent e = free_.back();
     free_.pop_back();
@@ -57,7 +57,7 @@ DeviceEvent EventPool::Take() noexcept {
 }
 
 void EventPool::Return(DeviceEvent event, bool healthy) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (healthy) {
     try {
       free_.push_back(event);
@@ -83,7 +83,7 @@ DeviceResult EventPool::Query(DeviceEvent event) noexcept {
 }
 
 std::size_t EventPool::live() const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return live_;
 }
 

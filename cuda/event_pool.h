@@ -5,9 +5,9 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "device_runtime.h"
 
 namespace memarena::cuda {
@@ -39,9 +39,9 @@ class EventPool {
  private:
   std::shared_ptr<DeviceRuntime> runtime_;
   int device_;
-  mutable std::mutex mutex_;
-  std::vector<DeviceEvent> free_;
-  std::size_t live_ = 0;
+  mutable common::Mutex mutex_;
+  std::vector<DeviceEvent> free_ MEMARENA_GUARDED_BY(mutex_);
+  std::size_t live_ MEMARENA_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace memarena::cuda

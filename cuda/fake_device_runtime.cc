@@ -38,33 +38,33 @@ FakeDeviceRuntime::~FakeDeviceRuntime() {
 }
 
 void FakeDeviceRuntime::Launch(DeviceStream stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   ++StreamFor(stream).queued;
 }
 
 void FakeDeviceRuntime::CompleteAll(DeviceStream stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   Stream& s = StreamFor(stream);
   s.completed = s.queued;
 }
 
 void FakeDeviceRuntime::InjectOutOfMemory(int count) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   oom_left_ = count;
 }
 
 void FakeDeviceRuntime::InjectStickyError(int device) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   sticky_devices_.insert(device);
 }
 
 void FakeDeviceRuntime::FailSetDevice(bool fail) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_set_device_ = fail;
 }
 
 void FakeDeviceRuntime::BeginCapture(DeviceStream stream, std::uint64_t capture_id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   Stream& s = StreamFor(stream);
   s.capturing = true;
   s.invalidated = false;
@@ -72,7 +72,7 @@ void FakeDeviceRuntime::BeginCapture(DeviceStream stream, std::uint64_t capture_
 }
 
 bool FakeDeviceRuntime::EndCapture(DeviceStream stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   Stream& s = StreamFor(stream);
   const bool valid = s.capturing && !s.invalidated;
   s.capturing = false;
@@ -81,12 +81,12 @@ bool FakeDeviceRuntime::EndCapture(DeviceStream stream) {
 }
 
 FakeDeviceRuntime::Counters FakeDeviceRuntime::counters() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return counters_;
 }
 
 std::uint64_t FakeDeviceRuntime::live_events() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return events_.size();
 }
 
@@ -127,20 +127,20 @@ DeviceResult FakeDeviceRuntime::DeviceCount(int* count) noexcept {
 }
 
 DeviceResult FakeDeviceRuntime::GetDevice(int* device) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   *device = current_device;
   return kOk;
 }
 
 DeviceResult FakeDeviceRuntime::SetDevice(int device) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (fail_set_device_ || device < 0 || device >= devices_) return kInvalidDevice;
   current_device = device;
   return kOk;
 }
 
 DeviceResult FakeDeviceRuntime::Malloc(void** ptr, std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   *ptr = nullptr;
   ++counters_.malloc_calls;
   if (Sticky()) return kSticky;
@@ -157,7 +157,7 @@ DeviceResult FakeDeviceRuntime::Malloc(void** ptr, std::size_t bytes) noexcept {
 }
 
 DeviceResult FakeDeviceRuntime::Free(void* ptr) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   const auto it = allocations_.find(ptr);
   if (it == allocations_.end()) return kInvalidValue;
@@ -171,7 +171,7 @@ DeviceResult FakeDeviceRuntime::Free(void* ptr) noexcept {
 
 DeviceResult FakeDeviceRuntime::MemGetInfo(std::size_t* free_bytes,
                                            std::size_t* total_bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   *total_bytes = device_bytes_;
   *free_bytes = device_bytes_ - UsedBytes(current_device);
@@ -179,7 +179,7 @@ DeviceResult FakeDeviceRuntime::MemGetInfo(std::size_t* free_bytes,
 }
 
 DeviceResult FakeDeviceRuntime::StreamCreate(DeviceStream* stream) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   next_handle_ += 16;  // even, never 0, 1 or 2
   stream->value = next_handle_;
@@ -188,12 +188,12 @@ DeviceResult FakeDeviceRuntime::StreamCreate(DeviceStream* stream) noexcept {
 }
 
 DeviceResult FakeDeviceRuntime::StreamDestroy(DeviceStream stream) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return streams_.erase(stream.value) == 1 ? Fail() : kInvalidValue;
 }
 
 DeviceResult FakeDeviceRuntime::StreamSynchronize(DeviceStream stream) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   ++counters_.stream_syncs;
   if (Sticky()) return kSticky;
   if (AnyCaptureActive()) {
@@ -206,7 +206,7 @@ DeviceResult FakeDeviceRuntime::StreamSynchronize(DeviceStream stream) noexcept 
 }
 
 DeviceResult FakeDeviceRuntime::StreamQuery(DeviceStream stream) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   const Stream& s = StreamFor(stream);
   return s.completed >= s.queued ? kOk : kNotReady;
@@ -214,7 +214,7 @@ DeviceResult FakeDeviceRuntime::StreamQuery(DeviceStream stream) noexcept {
 
 DeviceResult FakeDeviceRuntime::StreamCaptureStatus(DeviceStream stream, CaptureStatus* status,
                                                     std::uint64_t* capture_id) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const Stream& s = StreamFor(stream);
   *status = !s.capturing ? CaptureStatus::kNone
             : s.invalidated ? CaptureStatus::kInvalidated
@@ -234,7 +234,7 @@ bool FakeDeviceRuntime::RecordableFromAnyThread(DeviceStream stream) noexcept {
 }
 
 DeviceResult FakeDeviceRuntime::EventCreate(DeviceEvent* event) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   next_handle_ += 16;
   event->value = next_handle_;
@@ -244,14 +244,14 @@ DeviceResult FakeDeviceRuntime::EventCreate(DeviceEvent* event) noexcept {
 }
 
 DeviceResult FakeDeviceRuntime::EventDestroy(DeviceEvent event) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (events_.erase(event.value) != 1) return kInvalidValue;
   ++counters_.events_destroyed;
   return Fail();
 }
 
 DeviceResult FakeDeviceRuntime::EventRecord(DeviceEvent event, DeviceStream stream) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   ++counters_.event_records;
   if (Sticky()) return kSticky;
   const auto it = events_.find(event.value);
@@ -266,7 +266,7 @@ DeviceResult FakeDeviceRuntime::EventRecord(DeviceEvent event, DeviceStream stre
 }
 
 DeviceResult FakeDeviceRuntime::EventQuery(DeviceEvent event) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   ++counters_.event_queries;
   if (Sticky()) return kSticky;
   if (AnyCaptureActive()) {  // cudaEventQuery is "unsafe" during a global-mode capture
@@ -280,7 +280,7 @@ DeviceResult FakeDeviceRuntime::EventQuery(DeviceEvent event) noexcept {
 }
 
 DeviceResult FakeDeviceRuntime::EventSynchronize(DeviceEvent event) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   if (AnyCaptureActive()) {
     InvalidateActiveCaptures();
@@ -315,12 +315,13 @@ bool FakeDeviceRuntime::SupportsVirtualMemory(int device) noexcept {
 DeviceResult FakeDeviceRuntime::MemGranularity(int device, bool, std::size_t* granularity) noexcept {
   if (device < 0 || device >= devices_) return kInvalidDevice;
   *granularity = kGranularity;
+  common::MutexLock lock(mutex_);  // the sticky set changes under it (found by -Wthread-safety)
   return Fail();
 }
 
 DeviceResult FakeDeviceRuntime::MemAddressReserve(std::uintptr_t* address, std::size_t bytes,
                                                   std::size_t alignment) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   *address = 0;
   if (Sticky()) return kSticky;
   if (bytes == 0 || bytes % kGranularity != 0) return kInvalidValue;
@@ -333,7 +334,7 @@ DeviceResult FakeDeviceRuntime::MemAddressReserve(std::uintptr_t* address, std::
 }
 
 DeviceResult FakeDeviceRuntime::MemAddressFree(std::uintptr_t address, std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto it = reservations_.find(address);
   if (it == reservations_.end() || it->second != bytes) return kInvalidValue;
   const auto mapped = mappings_.lower_bound(address);
@@ -345,7 +346,7 @@ DeviceResult FakeDeviceRuntime::MemAddressFree(std::uintptr_t address, std::size
 
 DeviceResult FakeDeviceRuntime::MemCreate(DeviceMemHandle* handle, std::size_t bytes,
                                           int device) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   handle->value = 0;
   if (Sticky()) return kSticky;
   if (device < 0 || device >= devices_) return kInvalidDevice;
@@ -360,7 +361,7 @@ DeviceResult FakeDeviceRuntime::MemCreate(DeviceMemHandle* handle, std::size_t b
 }
 
 DeviceResult FakeDeviceRuntime::MemRelease(DeviceMemHandle handle) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto it = physical_.find(handle.value);
   if (it == physical_.end()) return kInvalidValue;
   UsedBytes(it->second.device) -= it->second.bytes;
@@ -370,7 +371,7 @@ DeviceResult FakeDeviceRuntime::MemRelease(DeviceMemHandle handle) noexcept {
 
 DeviceResult FakeDeviceRuntime::MemMap(std::uintptr_t address, std::size_t bytes,
                                        DeviceMemHandle handle, std::size_t offset) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (Sticky()) return kSticky;
   const auto physical = physical_.find(handle.value);
   if (physical == physical_.end() || offset + bytes > physical->second.bytes) return kInvalidValue;
@@ -384,7 +385,7 @@ DeviceResult FakeDeviceRuntime::MemMap(std::uintptr_t address, std::size_t bytes
 }
 
 DeviceResult FakeDeviceRuntime::MemUnmap(std::uintptr_t address, std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto it = mappings_.find(address);
   if (it == mappings_.end() || it->second != bytes) return kInvalidValue;
   mappings_.erase(it);
@@ -393,7 +394,7 @@ DeviceResult FakeDeviceRuntime::MemUnmap(std::uintptr_t address, std::size_t byt
 
 DeviceResult FakeDeviceRuntime::MemSetAccess(std::uintptr_t address, std::size_t bytes,
                                              int device) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (device < 0 || device >= devices_) return kInvalidDevice;
   const auto it = mappings_.upper_bound(address);
   if (it == mappings_.begin() || std::prev(it)->first + std::prev(it)->second < address + bytes) {

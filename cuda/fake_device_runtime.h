@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "device_runtime.h"
 
 namespace memarena::cuda {
@@ -101,29 +101,31 @@ class FakeDeviceRuntime final : public DeviceRuntime {
     int device = 0;
   };
 
-  bool Sticky() const noexcept;        // the current device hit a sticky error
-  DeviceResult Fail() const noexcept;  // the sticky error when injected, else success
-  bool TakeInjectedOom() noexcept;
-  Stream& StreamFor(DeviceStream stream) noexcept;
-  void InvalidateActiveCaptures() noexcept;
-  bool AnyCaptureActive() const noexcept;
-  std::size_t& UsedBytes(int device) noexcept;
+  // The current device hit a sticky error.
+  bool Sticky() const noexcept MEMARENA_REQUIRES(mutex_);
+  // The sticky error when injected, else success.
+  DeviceResult Fail() const noexcept MEMARENA_REQUIRES(mutex_);
+  bool TakeInjectedOom() noexcept MEMARENA_REQUIRES(mutex_);
+  Stream& StreamFor(DeviceStream stream) noexcept MEMARENA_REQUIRES(mutex_);
+  void InvalidateActiveCaptures() noexcept MEMARENA_REQUIRES(mutex_);
+  bool AnyCaptureActive() const noexcept MEMARENA_REQUIRES(mutex_);
+  std::size_t& UsedBytes(int device) noexcept MEMARENA_REQUIRES(mutex_);
 
-  mutable std::mutex mutex_;
+  mutable common::Mutex mutex_;
   int devices_;
   std::size_t device_bytes_;
-  std::map<int, std::size_t> used_bytes_;
-  std::unordered_map<void*, std::pair<std::size_t, int>> allocations_;
-  std::unordered_map<StreamKey, Stream> streams_;
-  std::unordered_map<std::uintptr_t, Event> events_;
-  std::unordered_map<std::uintptr_t, std::size_t> reservations_;
-  std::unordered_map<std::uint64_t, Physical> physical_;
-  std::map<std::uintptr_t, std::size_t> mappings_;
-  std::uintptr_t next_handle_ = 0x1000;
-  int oom_left_ = 0;
-  std::set<int> sticky_devices_;
-  bool fail_set_device_ = false;
-  Counters counters_;
+  std::map<int, std::size_t> used_bytes_ MEMARENA_GUARDED_BY(mutex_);
+  std::unordered_map<void*, std::pair<std::size_t, int>> allocations_ MEMARENA_GUARDED_BY(mutex_);
+  std::unordered_map<StreamKey, Stream> streams_ MEMARENA_GUARDED_BY(mutex_);
+  std::unordered_map<std::uintptr_t, Event> events_ MEMARENA_GUARDED_BY(mutex_);
+  std::unordered_map<std::uintptr_t, std::size_t> reservations_ MEMARENA_GUARDED_BY(mutex_);
+  std::unordered_map<std::uint64_t, Physical> physical_ MEMARENA_GUARDED_BY(mutex_);
+  std::map<std::uintptr_t, std::size_t> mappings_ MEMARENA_GUARDED_BY(mutex_);
+  std::uintptr_t next_handle_ MEMARENA_GUARDED_BY(mutex_) = 0x1000;
+  int oom_left_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::set<int> sticky_devices_ MEMARENA_GUARDED_BY(mutex_);
+  bool fail_set_device_ MEMARENA_GUARDED_BY(mutex_) = false;
+  Counters counters_ MEMARENA_GUARDED_BY(mutex_);
 };
 
 }  // namespace memarena::cuda

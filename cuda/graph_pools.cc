@@ -6,7 +6,7 @@
 namespace memarena::cuda {
 
 void GraphPools::Begin(std::uint64_t pool_id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   auto [it, inserted] = pools_.try_emplace(pool_id);
   if (inserted) {
     it->second.arena = std::make_shared<BfcArena>(source_, config_, fence_);
@@ -20,7 +20,7 @@ void GraphPools::Begin(std::uint64_t pool_id) {
 }
 
 void GraphPools::End(std::uint64_t pool_id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto active = std::find(active_.rbegin(), active_.rend(), pool_id);
   if (active == active_.rend()) return;  // not capturing into it: nothing to end
   active_.erase(std::next(active).base());
@@ -30,7 +30,7 @@ void GraphPools::End(std::uint64_t pool_id) {
 }
 
 void GraphPools::Release(std::uint64_t pool_id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto it = pools_.find(pool_id);
   if (it == pools_.end()) return;
   it->second.released = true;
@@ -59,13 +59,13 @@ void* GraphPools::TryAllocate(std::size_t bytes, std::size_t alignment, StreamHa
 }
 
 std::shared_ptr<BfcArena> GraphPools::ActiveArena() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (active_.empty()) return nullptr;
   return pools_.at(active_.back()).arena;
 }
 
 bool GraphPools::Free(void* ptr, StreamHandle stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   for (auto it = pools_.begin(); it != pools_.end(); ++it) {
     if (it->second.arena->UsableSize(ptr) == 0) continue;
     it->second.arena->DeallocateOnStream(ptr, stream);
@@ -76,14 +76,14 @@ bool GraphPools::Free(void* ptr, StreamHandle stream) {
 }
 
 std::size_t GraphPools::ReleaseUnusedSpans() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   std::size_t released = 0;
   for (auto& [id, pool] : pools_) released += pool.arena->ReleaseAllUnusedRegions();
   return released;
 }
 
 void GraphPools::AddTo(AllocatorStats& stats) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   for (const auto& [id, pool] : pools_) {
     const AllocatorStats s = pool.arena->GetStats();
     stats.bytes_in_use += s.bytes_in_use;

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "device_memory_source.h"
 #include "lazy_event_fence.h"
 #include "memarena/arena.h"
@@ -52,14 +52,15 @@ class GraphPools {
     int captures = 0;
     bool released = false;
   };
-  void DropIfDone(std::map<std::uint64_t, Pool>::iterator it);
+  void DropIfDone(std::map<std::uint64_t, Pool>::iterator it) MEMARENA_REQUIRES(mutex_);
 
   std::shared_ptr<DeviceMemorySource> source_;
   std::shared_ptr<LazyEventFence> fence_;
   ArenaConfig config_;
-  mutable std::mutex mutex_;
-  std::map<std::uint64_t, Pool> pools_;
-  std::vector<std::uint64_t> active_;  // pools being captured into, newest last
+  mutable common::Mutex mutex_;
+  std::map<std::uint64_t, Pool> pools_ MEMARENA_GUARDED_BY(mutex_);
+  // Pools being captured into, newest last.
+  std::vector<std::uint64_t> active_ MEMARENA_GUARDED_BY(mutex_);
   std::atomic<std::size_t> pools_alive_{0};
   std::atomic<int> captures_{0};
 };

@@ -45,7 +45,7 @@ bool LazyEventFence::RecordOn(StreamState& state, DeviceStream stream) noexcept 
 }
 
 std::uint64_t LazyEventFence::Record(StreamHandle stream) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   StreamState* state = nullptr;
   try {
     state = &streams_[stream];
@@ -80,7 +80,7 @@ void LazyEventFence::Poll(StreamState& state) noexcept {
 }
 
 bool LazyEventFence::HasCompleted(StreamHandle stream, std::uint64_t seq) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto it = streams_.find(stream);
   if (it == streams_.end()) return true;
   StreamState& state = it->second;

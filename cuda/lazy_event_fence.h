@@ -7,9 +7,9 @@
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "event_pool.h"
 #include "memarena/arena.h"
 
@@ -57,8 +57,8 @@ class LazyEventFence final : public StreamFence {
   std::shared_ptr<EventPool> events_;
   DeviceRuntime& runtime_;
   std::atomic<int> captures_{0};
-  std::mutex mutex_;  // uncontended: the arena calls the fence under its own lock
-  std::unordered_map<StreamHandle, StreamState> streams_;
+  common::Mutex mutex_;  // uncontended: the arena calls the fence under its own lock
+  std::unordered_map<StreamHandle, StreamState> streams_ MEMARENA_GUARDED_BY(mutex_);
 };
 
 // The stream behind an arena stream handle (cuda::ToStreamHandle): per-thread keys ((n << 2)

@@ -7,10 +7,10 @@
 #include <array>
 #include <cerrno>
 #include <atomic>
-#include <mutex>
 #include <stdexcept>
 
 #include "common/c_stats.h"
+#include "common/mutex.h"
 #include "device_check.h"
 #include "device_memory_source.h"
 #include "graph_pools.h"
@@ -66,7 +66,7 @@ struct DeviceState {
 };
 
 struct Registry {
-  std::mutex create_mutex;  // only the first call on each device takes it
+  common::Mutex create_mutex;  // only the first call on each device takes it
   std::array<std::atomic<DeviceState*>, kMaxDevices> states{};
 };
 
@@ -86,7 +86,7 @@ DeviceState& StateFor(int device) {
   Registry& r = Devices();
   auto& slot = r.states[static_cast<std::size_t>(device)];
   if (DeviceState* s = slot.load(std::memory_order_acquire)) return *s;
-  std::lock_guard<std::mutex> lock(r.create_mutex);
+  common::MutexLock lock(r.create_mutex);
   if (DeviceState* s = slot.load(std::memory_order_acquire)) return *s;
   auto runtime = GetDeviceRuntime();
   RequireDevice(*runtime, device);

@@ -13,7 +13,7 @@ StreamUses::~StreamUses() {
 }
 
 void StreamUses::Add(void* ptr, StreamHandle stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   auto [it, inserted] = uses_.try_emplace(ptr);
   for (StreamHandle s : it->second) {
     if (s == stream) return;
@@ -23,7 +23,7 @@ void StreamUses::Add(void* ptr, StreamHandle stream) {
 }
 
 bool StreamUses::DeferFreeSlow(void* ptr, StreamHandle alloc_stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto it = uses_.find(ptr);
   if (it == uses_.end()) return false;
   const std::vector<StreamHandle> streams = std::move(it->second);
@@ -59,7 +59,7 @@ bool StreamUses::DeferFreeSlow(void* ptr, StreamHandle alloc_stream) {
 
 std::vector<StreamUses::Ready> StreamUses::CollectReady() {
   std::vector<Ready> ready;
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   DeviceRuntime& runtime = events_->runtime();
   DeviceGuard guard(runtime, events_->device());
   for (auto it = deferred_.begin(); it != deferred_.end();) {

@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "event_pool.h"
 #include "memarena/arena.h"
 
@@ -56,9 +56,9 @@ class StreamUses {
   std::vector<Ready> CollectReady();
 
   std::shared_ptr<EventPool> events_;
-  std::mutex mutex_;
-  std::unordered_map<void*, std::vector<StreamHandle>> uses_;
-  std::vector<Deferred> deferred_;
+  common::Mutex mutex_;
+  std::unordered_map<void*, std::vector<StreamHandle>> uses_ MEMARENA_GUARDED_BY(mutex_);
+  std::vector<Deferred> deferred_ MEMARENA_GUARDED_BY(mutex_);
   std::atomic<std::size_t> tracked_{0};
   std::atomic<std::size_t> pending_{0};
 };

@@ -30,103 +30,112 @@ class TraceBuilder {
   std::uint64_t next_id_ = 0;
 };
 
+// The feed-forward half of a transformer layer: the 4x expansion and the layer's output, then
+// the attention output and the layer's input are dropped. Returns the output.
+std::uintptr_t FeedForward(TraceBuilder& b, std::uintptr_t attn, std::uintptr_t input,
+                           std::size_t input_size, std::size_t act) {
+  const std::uintptr_t expanded = b.Allocate(4 * act);
+  const std::uintptr_t out = b.Allocate(act);
+  b.Free(expanded, 4 * act);
+  b.Free(attn, act);
+  b.Free(input, input_size);
+  return out;
+}
+
+// One trace: `step(builder, rng, i)` for i in [0, steps), from one seeded random stream.
+template <typename Step>
+Scenario Generate(int steps, std::uint64_t seed, std::string name, std::string description,
+                  Step step) {
+  TraceBuilder b;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < steps; ++i) step(b, rng, i);
+  return b.Finish(std::move(name), std::move(description));
+}
+
 }  // namespace
 
 Scenario TestSuiteScenario(int cases, std::uint64_t seed) {
-  TraceBuilder b;
-  std::mt19937_64 rng(seed);
-  for (int c = 0; c < cases; ++c) {
-    b.StartPhase(static_cast<std::uint64_t>(c));
-    std::vector<std::pair<std::uintptr_t, std::size_t>> blocks;
-    std::size_t total = 0;
-    const std::size_t budget = (2u << 20) + rng() % (4u << 20);
-    while (total < budget) {
-      const unsigned r = static_cast<unsigned>(rng() % 100);
-      const std::size_t n = r < 80   ? 8 + rng() % 1024
-                            : r < 97 ? 1024 + rng() % 65536
-                                     : 65536 + rng() % (1u << 20);
-      blocks.emplace_back(b.Allocate(n), n);
-      total += n;
-    }
-    if (rng() % 50 == 0) b.Allocate(1 + rng() % 65536);  // a fixture, never freed
-    for (const auto& [ptr, size] : blocks) b.Free(ptr, size);
-  }
-  return b.Finish("test suite",
-                  "one process runs test cases back to back; each allocates 2-6 MiB of mixed "
-                  "sizes and frees it, some leave small fixtures behind");
+  return Generate(
+      cases, seed, "test suite",
+      "one process runs test cases back to back; each allocates 2-6 MiB of mixed "
+      "sizes and frees it, some leave small fixtures behind",
+      [&](TraceBuilder& b, std::mt19937_64& rng, int c) {
+        b.StartPhase(static_cast<std::uint64_t>(c));
+        std::vector<std::pair<std::uintptr_t, std::size_t>> blocks;
+        std::size_t total = 0;
+        const std::size_t budget = (2u << 20) + rng() % (4u << 20);
+        while (total < budget) {
+          const unsigned r = static_cast<unsigned>(rng() % 100);
+          const std::size_t n = r < 80   ? 8 + rng() % 1024
+                                : r < 97 ? 1024 + rng() % 65536
+                                         : 65536 + rng() % (1u << 20);
+          blocks.emplace_back(b.Allocate(n), n);
+          total += n;
+        }
+        if (rng() % 50 == 0) b.Allocate(1 + rng() % 65536);  // a fixture, never freed
+        for (const auto& [ptr, size] : blocks) b.Free(ptr, size);
+      });
 }
 
 Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed) {
   constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
-  TraceBuilder b;
-  std::mt19937_64 rng(seed);
-  for (int r = 0; r < requests; ++r) {
-    const std::size_t seq = 32 * (1 + rng() % 16);
-    b.StartPhase(seq);
-    const std::size_t act = seq * kHidden * kFloat;
-    std::size_t x_size = act;
-    std::uintptr_t x = b.Allocate(x_size);
-    for (int l = 0; l < layers; ++l) {
-      const std::uintptr_t qkv = b.Allocate(3 * act);
-      const std::size_t scores_size = kHeads * seq * seq * kFloat;
-      const std::uintptr_t scores = b.Allocate(scores_size);
-      const std::uintptr_t attn = b.Allocate(act);
-      b.Free(scores, scores_size);
-      b.Free(qkv, 3 * act);
-      const std::uintptr_t mlp = b.Allocate(4 * act);
-      const std::uintptr_t out = b.Allocate(act);
-      b.Free(mlp, 4 * act);
-      b.Free(attn, act);
-      b.Free(x, x_size);
-      x = out;
-      x_size = act;
-    }
-    const std::size_t logits_size = seq * 1000 * kFloat;
-    const std::uintptr_t logits = b.Allocate(logits_size);
-    b.Free(x, x_size);
-    b.Free(logits, logits_size);
-  }
-  return b.Finish("dynamic-shape inference",
-                  "a 12-head transformer answers requests whose sequence length varies from 32 "
-                  "to 512; every activation size changes with the shape");
+  return Generate(
+      requests, seed, "dynamic-shape inference",
+      "a 12-head transformer answers requests whose sequence length varies from 32 "
+      "to 512; every activation size changes with the shape",
+      [&](TraceBuilder& b, std::mt19937_64& rng, int) {
+        const std::size_t seq = 32 * (1 + rng() % 16);
+        b.StartPhase(seq);
+        const std::size_t act = seq * kHidden * kFloat;
+        std::size_t x_size = act;
+        std::uintptr_t x = b.Allocate(x_size);
+        for (int l = 0; l < layers; ++l) {
+          const std::uintptr_t qkv = b.Allocate(3 * act);
+          const std::size_t scores_size = kHeads * seq * seq * kFloat;
+          const std::uintptr_t scores = b.Allocate(scores_size);
+          const std::uintptr_t attn = b.Allocate(act);
+          b.Free(scores, scores_size);
+          b.Free(qkv, 3 * act);
+          x = FeedForward(b, attn, x, x_size, act);
+          x_size = act;
+        }
+        const std::size_t logits_size = seq * 1000 * kFloat;
+        const std::uintptr_t logits = b.Allocate(logits_size);
+        b.Free(x, x_size);
+        b.Free(logits, logits_size);
+      });
 }
 
 Scenario BatchedInferenceScenario(int requests, int layers, std::uint64_t seed) {
   constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
-  TraceBuilder b;
-  std::mt19937_64 rng(seed);
-  for (int r = 0; r < requests; ++r) {
-    const std::size_t batch = 1 + rng() % 16;
-    const std::size_t seq = 16 * (1 + rng() % 32);
-    b.StartPhase(batch * 1024 + seq);
-    const std::size_t row = batch * seq * kHidden * kFloat;
-    const std::size_t scores = batch * kHeads * seq * seq * kFloat;
-    std::uintptr_t x = b.Allocate(row);
-    for (int l = 0; l < layers; ++l) {
-      const std::uintptr_t qkv = b.Allocate(3 * row);
-      const std::uintptr_t s = b.Allocate(scores);
-      const std::uintptr_t p = b.Allocate(scores);
-      b.Free(s, scores);
-      const std::uintptr_t ctx = b.Allocate(row);
-      b.Free(p, scores);
-      b.Free(qkv, 3 * row);
-      const std::uintptr_t attn = b.Allocate(row);
-      b.Free(ctx, row);
-      const std::uintptr_t ffn = b.Allocate(4 * row);
-      const std::uintptr_t y = b.Allocate(row);
-      b.Free(ffn, 4 * row);
-      b.Free(attn, row);
-      b.Free(x, row);
-      x = y;
-    }
-    const std::size_t logits_size = batch * 2 * kFloat;  // a small classifier head
-    const std::uintptr_t logits = b.Allocate(logits_size);
-    b.Free(x, row);
-    b.Free(logits, logits_size);
-  }
-  return b.Finish("batched dynamic-shape inference",
-                  "a 6-layer transformer encoder (hidden 768, 12 heads, fp32) answers requests "
-                  "with batch 1-16 and sequence 16-512; every activation size changes with the shape");
+  return Generate(
+      requests, seed, "batched dynamic-shape inference",
+      "a 6-layer transformer encoder (hidden 768, 12 heads, fp32) answers requests "
+      "with batch 1-16 and sequence 16-512; every activation size changes with the shape",
+      [&](TraceBuilder& b, std::mt19937_64& rng, int) {
+        const std::size_t batch = 1 + rng() % 16;
+        const std::size_t seq = 16 * (1 + rng() % 32);
+        b.StartPhase(batch * 1024 + seq);
+        const std::size_t row = batch * seq * kHidden * kFloat;
+        const std::size_t scores = batch * kHeads * seq * seq * kFloat;
+        std::uintptr_t x = b.Allocate(row);
+        for (int l = 0; l < layers; ++l) {
+          const std::uintptr_t qkv = b.Allocate(3 * row);
+          const std::uintptr_t s = b.Allocate(scores);
+          const std::uintptr_t p = b.Allocate(scores);
+          b.Free(s, scores);
+          const std::uintptr_t ctx = b.Allocate(row);
+          b.Free(p, scores);
+          b.Free(qkv, 3 * row);
+          const std::uintptr_t attn = b.Allocate(row);
+          b.Free(ctx, row);
+          x = FeedForward(b, attn, x, row, row);
+        }
+        const std::size_t logits_size = batch * 2 * kFloat;  // a small classifier head
+        const std::uintptr_t logits = b.Allocate(logits_size);
+        b.Free(x, row);
+        b.Free(logits, logits_size);
+      });
 }
 
 }  // namespace memarena::tools

@@ -157,6 +157,11 @@ class BfcArena final : public Allocator {
   const ArenaConfig& config() const noexcept;
   MemorySource& source() const noexcept;
 
+  // Walks every chunk under the arena's lock and checks the chunk and region invariants and
+  // the in-use counters against them. nullptr when they hold, else what is broken. Costs a
+  // pass over every chunk: for tests, fuzzers and debugging, not for a hot path.
+  const char* CheckInvariants() const noexcept;
+
  private:
   // Counts its own failures (num_ooms) and records why for DescribeFailure; never throws.
   void* DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream) noexcept override;

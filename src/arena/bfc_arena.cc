@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -17,6 +16,7 @@
 #include "arena/growth_policy.h"
 #include "common/asan.h"
 #include "common/format.h"
+#include "common/mutex.h"
 #include "common/release_registry.h"
 #include "common/usage_counters.h"
 #include "memarena/arena.h"
@@ -75,20 +75,25 @@ struct BfcArena::Impl {
   std::shared_ptr<StreamFence> fence;
   const ArenaConfig config;
   const std::size_t limit;
-  arena::GrowthPolicy growth;
+  arena::GrowthPolicy growth MEMARENA_GUARDED_BY(mutex);
   const std::string name;
   // Sanitizer builds poison free chunks of host memory (common/asan.h), so a use after free
   // of arena memory is reported; device and simulated addresses are never touched.
   const bool poison;
 
-  mutable std::mutex mutex;
-  arena::ChunkStore store;
-  arena::AddressMap in_use;
-  common::UsageCounters stats;  // counters; derived fields are filled in by Snapshot()
-  bool had_first_region = false;
-  std::uintptr_t last_piece_end = 0;  // where a contiguously growing source continues
-  std::optional<arena::ExpandableSpace> space;  // set when expandable_segments
-  arena::DecommitPolicy decommit{config.expandable_decommit_threshold};
+  mutable common::Mutex mutex;
+  arena::ChunkStore store MEMARENA_GUARDED_BY(mutex);
+  arena::AddressMap in_use MEMARENA_GUARDED_BY(mutex);
+  // Counters; derived fields are filled in by Snapshot(). Guarded by `mutex` but not
+  // annotated: the WatermarkWatch built before the lock keeps a reference to it, and reads it
+  // only under the lock (its Reading), which the analysis cannot see.
+  common::UsageCounters stats;
+  bool had_first_region MEMARENA_GUARDED_BY(mutex) = false;
+  // Where a contiguously growing source continues.
+  std::uintptr_t last_piece_end MEMARENA_GUARDED_BY(mutex) = 0;
+  // Set when expandable_segments.
+  std::optional<arena::ExpandableSpace> space MEMARENA_GUARDED_BY(mutex);
+  arena::DecommitPolicy decommit MEMARENA_GUARDED_BY(mutex){config.expandable_decommit_threshold};
   common::WatermarkLevels watermarks;  // against config.max_mem; see arena_watermarks.h
 
   struct Reservation {
@@ -105,7 +110,7 @@ struct BfcArena::Impl {
     return alignment > base ? alignment - base : 0;
   }
 
-  std::size_t AvailableBytes() const {
+  std::size_t AvailableBytes() const MEMARENA_REQUIRES(mutex) {
     const std::size_t room = limit - std::min(limit, stats.bytes_held);
     return room / kMinAllocationSize * kMinAllocationSize;
   }
@@ -132,7 +137,7 @@ struct BfcArena::Impl {
   // would cross max_mem or exceed in use by more than the threshold. Fills `failure` when
   // max_mem still does not allow it.
   bool MakeRoom(std::size_t extra, std::size_t in_use_after, std::uintptr_t keep_begin,
-                std::uintptr_t keep_end, ArenaFailure& failure) {
+                std::uintptr_t keep_end, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     const std::size_t held_after = stats.bytes_held + extra;
     const std::size_t over_limit = held_after > limit ? held_after - limit : 0;
     const std::size_t over_threshold = decommit.ExcessBeforeCommit(held_after, in_use_after);
@@ -149,7 +154,7 @@ struct BfcArena::Impl {
 
   // Expandable: commits the holes under [addr, addr + bytes) before it is handed out; when
   // the source refuses, gives back every other free granule and tries once more.
-  bool Back(std::uintptr_t addr, std::size_t bytes, ArenaFailure& failure) {
+  bool Back(std::uintptr_t addr, std::size_t bytes, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     const std::uintptr_t end = addr + bytes;
     const std::size_t extra = space->HolesIn(addr, end);
     if (extra == 0) return true;
@@ -171,7 +176,7 @@ struct BfcArena::Impl {
   // An expandable arena commits what the chunk lacks first; when that fails it returns
   // nullptr with `failure` filled in.
   void* FindAndTake(std::size_t rounded, std::size_t bytes, std::size_t alignment,
-                    StreamHandle stream, ArenaFailure& failure) {
+                    StreamHandle stream, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     const int first = arena::BinForSize(rounded);
     ChunkHandle best = kInvalidChunk;
     std::size_t best_pad = 0;
@@ -207,7 +212,7 @@ struct BfcArena::Impl {
   // A free chunk whose stream work has completed carries no stream any more, so neighbours
   // freed on different streams merge (as ONNX Runtime's arena does once their events
   // completed). Walks every chunk: only on the growth and release paths, never per call.
-  void SettleCompletedFrees() {
+  void SettleCompletedFrees() MEMARENA_REQUIRES(mutex) {
     if (fence == nullptr) return;
     for (const auto& [base, region] : store.regions()) {
       for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
@@ -225,7 +230,7 @@ struct BfcArena::Impl {
   // ReleaseUnusedSpans and ReleaseAllUnusedRegions: settle, give back, restart growth.
   std::size_t Release(bool include_pinned) {
     arena::WatermarkWatch watch(watermarks, stats, config.max_mem, name);
-    std::lock_guard<std::mutex> lock(mutex);
+    common::MutexLock lock(mutex);
     const arena::WatermarkWatch::Reading reading(watch);
     SettleCompletedFrees();
     std::size_t released = ReleaseFreeRegions(include_pinned);
@@ -238,7 +243,7 @@ struct BfcArena::Impl {
   }
 
   void* Take(ChunkHandle h, std::size_t pad, std::size_t rounded, std::size_t bytes,
-             StreamHandle stream) {
+             StreamHandle stream) MEMARENA_REQUIRES(mutex) {
     store.RemoveFree(h);
     if (pad != 0) {  // the unaligned front stays a free chunk of its own
       store.Split(h, pad);
@@ -266,7 +271,7 @@ struct BfcArena::Impl {
     return reinterpret_cast<void*>(c.addr);
   }
 
-  void* ReserveOnce(std::size_t bytes) {
+  void* ReserveOnce(std::size_t bytes) MEMARENA_REQUIRES(mutex) {
     void* p = source->Reserve(bytes);
     if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % kMinAllocationSize != 0) {
       source->Release(p, bytes);  // breaks the source contract; treat as a refusal
@@ -277,7 +282,7 @@ struct BfcArena::Impl {
   }
 
   // ORT's backoff: 0.9x until below the request or 8 KiB; then, beyond ORT, the request itself.
-  Reservation ReserveWithBackoff(std::size_t bytes, std::size_t needed) {
+  Reservation ReserveWithBackoff(std::size_t bytes, std::size_t needed) MEMARENA_REQUIRES(mutex) {
     Reservation r{nullptr, bytes, 1, bytes, bytes};
     r.ptr = ReserveOnce(bytes);
     while (r.ptr == nullptr) {
@@ -295,7 +300,7 @@ struct BfcArena::Impl {
     return r;
   }
 
-  bool FullyFree(const arena::Region& region) const {
+  bool FullyFree(const arena::Region& region) const MEMARENA_REQUIRES(mutex) {
     for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
       const Chunk& c = store.at(h);
       if (c.in_use || (c.stream != 0 && !fence->HasCompleted(c.stream, c.fence))) return false;
@@ -304,7 +309,7 @@ struct BfcArena::Impl {
   }
 
   // Gives back every region with nothing in use (the pinned first one only when asked).
-  std::size_t ReleaseFreeRegions(bool include_pinned) {
+  std::size_t ReleaseFreeRegions(bool include_pinned) MEMARENA_REQUIRES(mutex) {
     std::size_t released = 0;
     const auto& regions = store.regions();
     for (auto it = regions.begin(); it != regions.end();) {
@@ -329,7 +334,7 @@ struct BfcArena::Impl {
   // Beyond ORT: under kSameAsRequested (or expandable) on a contiguously growing source, the
   // free chunk at the end of the newest range will merge with the next one, so only the
   // rest is needed.
-  std::size_t FreeTailBytes(std::size_t alignment) {
+  std::size_t FreeTailBytes(std::size_t alignment) MEMARENA_REQUIRES(mutex) {
     if ((config.arena_extend_strategy != ArenaExtendStrategy::kSameAsRequested && !space) ||
         !source->GrowsContiguously() || last_piece_end == 0 || alignment > kMinAllocationSize) {
       return 0;
@@ -345,7 +350,7 @@ struct BfcArena::Impl {
 
   // ORT's Extend, plus TF's release-and-retry before failing. Fills `failure` on failure.
   // With `use_tail`, bytes already free at the end of the newest range count toward `needed`.
-  bool Extend(std::size_t needed, std::size_t alignment, bool use_tail, ArenaFailure& failure) {
+  bool Extend(std::size_t needed, std::size_t alignment, bool use_tail, ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     if (space) return ExtendExpandable(needed, alignment, use_tail, failure);
     std::size_t available = AvailableBytes();
     if (needed > available) {
@@ -406,7 +411,7 @@ struct BfcArena::Impl {
   // Expandable growth: exactly what the free tail lacks, rounded to the granularity, at the
   // end of the range. Refusals say whether the reservation, max_mem or the source ran out.
   bool ExtendExpandable(std::size_t needed, std::size_t alignment, bool use_tail,
-                        ArenaFailure& failure) {
+                        ArenaFailure& failure) MEMARENA_REQUIRES(mutex) {
     std::size_t tail = use_tail ? FreeTailBytes(alignment) : 0;
     if (tail >= needed) tail = 0;
     const std::size_t granule = space->granularity();
@@ -439,7 +444,7 @@ struct BfcArena::Impl {
     return true;
   }
 
-  void Free(ChunkHandle h, StreamHandle stream) {
+  void Free(ChunkHandle h, StreamHandle stream) MEMARENA_REQUIRES(mutex) {
     Chunk& c = store.at(h);
     in_use.Erase(c.addr);
     stats.OnFree(c.size, c.requested);
@@ -458,7 +463,7 @@ struct BfcArena::Impl {
   // Expandable, after a free: the decommit rule (DecommitPolicy) costs a counter per free;
   // at an epoch's end granules go back, from the end of the range first. Best effort: when
   // the run list cannot be allocated, the next epoch retries.
-  void DecommitExcess() noexcept {
+  void DecommitExcess() noexcept MEMARENA_REQUIRES(mutex) {
     const std::size_t want = decommit.ExcessAfterFree(stats.bytes_held, stats.bytes_in_use);
     if (want == 0) return;
     try {
@@ -467,11 +472,39 @@ struct BfcArena::Impl {
     }
   }
 
-  ChunkHandle Lookup(const void* ptr) const {
+  // The store's invariants (chunk_store.h), then the counters against the chunks:
+  //   stats.bytes_in_use == sum of size over in-use chunks
+  //   stats.bytes_requested == sum of requested over in-use chunks
+  //   in_use maps the address of every in-use chunk to it
+  //   stats.bytes_held == sum of region sizes (not expandable: there held is committed)
+  const char* CheckInvariants() const MEMARENA_REQUIRES(mutex) {
+    if (const char* problem = store.CheckInvariants()) return problem;
+    std::size_t in_use_bytes = 0;
+    std::size_t requested_bytes = 0;
+    std::size_t region_bytes = 0;
+    for (const auto& [base, region] : store.regions()) {
+      region_bytes += region.size;
+      for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
+        const Chunk& c = store.at(h);
+        if (!c.in_use) continue;
+        if (in_use.Find(c.addr) != h) return "an in-use chunk is missing from the address map";
+        in_use_bytes += c.size;
+        requested_bytes += c.requested;
+      }
+    }
+    if (in_use_bytes != stats.bytes_in_use) return "bytes in use differ from the in-use chunks";
+    if (requested_bytes != stats.bytes_requested) {
+      return "bytes requested differ from the in-use chunks";
+    }
+    if (!space && region_bytes != stats.bytes_held) return "bytes held differ from the regions";
+    return nullptr;
+  }
+
+  ChunkHandle Lookup(const void* ptr) const MEMARENA_REQUIRES(mutex) {
     return in_use.Find(reinterpret_cast<std::uintptr_t>(ptr));
   }
 
-  AllocatorStats Snapshot() const {
+  AllocatorStats Snapshot() const MEMARENA_REQUIRES(mutex) {
     AllocatorStats s = stats;
     s.limit_bytes = config.max_mem;
     s.largest_free_block = space ? space->LargestCommittedFree(store) : store.LargestFree();
@@ -514,7 +547,7 @@ void* BfcArena::DoAllocate(std::size_t bytes, std::size_t alignment,
   Impl& m = *impl_;
   ArenaFailure failure{this, bytes, alignment};
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   if (m.fence == nullptr) stream = 0;
   if (bytes > kUnlimited / 4 || alignment > kUnlimited / 4) {
@@ -556,7 +589,7 @@ void* BfcArena::DoAllocate(std::size_t bytes, std::size_t alignment,
 FreeResult BfcArena::DoDeallocate(void* ptr, StreamHandle stream) noexcept {
   Impl& m = *impl_;
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   const ChunkHandle h = m.Lookup(ptr);
   if (h == kInvalidChunk) return FreeResult::kNotOwned;
@@ -570,25 +603,30 @@ FreeResult BfcArena::DoDeallocate(void* ptr, StreamHandle stream) noexcept {
 }
 
 std::size_t BfcArena::DoUsableSize(const void* ptr) const noexcept {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   const ChunkHandle h = impl_->Lookup(ptr);
   return h == kInvalidChunk ? 0 : impl_->store.at(h).size;
 }
 
 std::size_t BfcArena::RequestedSize(const void* ptr) const noexcept {
   if (ptr == nullptr) return 0;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   const ChunkHandle h = impl_->Lookup(ptr);
   return h == kInvalidChunk ? 0 : impl_->store.at(h).requested;
 }
 
+const char* BfcArena::CheckInvariants() const noexcept {
+  common::MutexLock lock(impl_->mutex);
+  return impl_->CheckInvariants();
+}
+
 AllocatorStats BfcArena::DoGetStats() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   return impl_->Snapshot();
 }
 
 void BfcArena::ResetPeakStats() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   impl_->stats.ResetPeaks();
 }
 
@@ -599,7 +637,7 @@ void BfcArena::SetWatermarks(std::vector<double> levels, WatermarkCallback callb
                    std::move(callback), hysteresis);
   // A level already crossed fires now: a watch that sees held "move" from 0.
   arena::WatermarkWatch watch(m.watermarks, m.stats, m.config.max_mem, m.name);
-  std::lock_guard<std::mutex> lock(m.mutex);
+  common::MutexLock lock(m.mutex);
   const arena::WatermarkWatch::Reading reading(watch);
   watch.ForgetStart();
 }
@@ -613,13 +651,12 @@ AllocatorKind BfcArena::kind() const noexcept { return impl_->source->kind(); }
 std::string_view BfcArena::name() const noexcept { return impl_->name; }
 
 std::vector<ArenaSegment> BfcArena::Segments() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  const arena::ChunkStore& store = impl_->store;
+  common::MutexLock lock(impl_->mutex);
   std::vector<ArenaSegment> segments;
-  for (const auto& [base, region] : store.regions()) {
+  for (const auto& [base, region] : impl_->store.regions()) {
     ArenaSegment& segment = segments.emplace_back(ArenaSegment{base, region.size, {}});
-    for (ChunkHandle h = region.head; h != kInvalidChunk; h = store.at(h).next) {
-      const Chunk& c = store.at(h);
+    for (ChunkHandle h = region.head; h != kInvalidChunk; h = impl_->store.at(h).next) {
+      const Chunk& c = impl_->store.at(h);
       const std::size_t holes = impl_->space ? impl_->space->HolesIn(c.addr, c.addr + c.size) : 0;
       segment.blocks.push_back({c.addr - base, c.size, c.in_use, c.requested,
                                 c.size - std::min(c.size, holes)});

@@ -215,6 +215,43 @@ std::vector<Piece> ChunkStore::RemoveRegion(RegionMap::iterator it) {
   return pieces;
 }
 
+const char* ChunkStore::CheckInvariants() const noexcept {
+  std::size_t bin_entries = 0;
+  for (int b = 0; b < kNumBins; ++b) {
+    for (const FreeKey& key : bins_[static_cast<std::size_t>(b)]) {
+      const Chunk& c = chunks_[key.handle];
+      if (c.in_use || c.bin != b || c.size != key.size || c.addr != key.addr) {
+        return "a bin entry does not match the free chunk it names";
+      }
+      if (BinForSize(c.size) != b) return "a free chunk sits in the bin of another size";
+      ++bin_entries;
+    }
+  }
+  std::size_t binned_chunks = 0;
+  for (const auto& [base, region] : regions_) {
+    std::size_t piece_bytes = 0;
+    for (const Piece& p : region.pieces) piece_bytes += p.size;
+    if (piece_bytes != region.size) return "a region's size differs from the sum of its pieces";
+    std::uintptr_t end = base;
+    ChunkHandle prev = kInvalidChunk;
+    for (ChunkHandle h = region.head; h != kInvalidChunk; h = chunks_[h].next) {
+      const Chunk& c = chunks_[h];
+      if (c.addr != end || c.prev != prev) {
+        return "the chunks of a region do not tile it in address order";
+      }
+      if (c.in_use && c.bin != -1) return "an in-use chunk sits in a bin";
+      if (c.bin != -1) ++binned_chunks;
+      end += c.size;
+      prev = h;
+    }
+    if (end != base + region.size || prev != region.tail) {
+      return "the chunks of a region do not add up to its size";
+    }
+  }
+  if (binned_chunks != bin_entries) return "a chunk claims a bin that does not hold it";
+  return nullptr;
+}
+
 std::size_t ChunkStore::LargestFree() const noexcept {
   for (int b = kNumBins - 1; b >= 0; --b) {
     const Bin& bin = bins_[static_cast<std::size_t>(b)];

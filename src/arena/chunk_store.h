@@ -27,6 +27,12 @@ constexpr std::size_t RoundedBytes(std::size_t bytes) noexcept {
 // Bin b holds chunk sizes in [256 * 2^b, 256 * 2^(b+1)); the last bin has no upper bound.
 int BinForSize(std::size_t size) noexcept;
 
+// Invariants (ChunkStore::CheckInvariants checks each):
+//   the chunks of a region, followed through next from head to tail, tile it in address
+//   order: chunk.addr + chunk.size == next chunk's addr, and prev links back
+//   sum of chunk.size over a region's chunks == region.size == sum of its pieces' sizes
+//   bin == BinForSize(size) when a free chunk is in a bin; bin == -1 when in use (or free
+//   but left out of the bins), and every bin entry names a chunk with that bin and size
 struct Chunk {
   std::uintptr_t addr = 0;
   std::size_t size = 0;
@@ -105,6 +111,9 @@ class ChunkStore {
 
   // The largest free chunk's size (0 when none).
   std::size_t LargestFree() const noexcept;
+
+  // Checks the invariants written above Chunk. nullptr when they hold, else what is broken.
+  const char* CheckInvariants() const noexcept;
 
  private:
   ChunkHandle NewChunk();

@@ -27,7 +27,7 @@ SimulatedMemorySource::SimulatedMemorySource(Options options)
 }
 
 void* SimulatedMemorySource::Reserve(std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   bool refuse = fail_always_ || bytes == 0 ||
                 (options_.capacity != 0 && bytes > options_.capacity - std::min(held_, options_.capacity));
   if (fail_next_ > 0) {
@@ -72,7 +72,7 @@ void SimulatedMemorySource::RecordLocked(const Call& call) noexcept {
 }
 
 void SimulatedMemorySource::Release(void* ptr, std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   const auto addr = reinterpret_cast<std::uintptr_t>(ptr);
   RecordLocked({CallKind::kRelease, addr, bytes});
   const auto it = outstanding_.find(addr);
@@ -85,29 +85,29 @@ void SimulatedMemorySource::Release(void* ptr, std::size_t bytes) noexcept {
 }
 
 std::optional<SourceCapacity> SimulatedMemorySource::Capacity() const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (options_.capacity == 0) return std::nullopt;
   return SourceCapacity{options_.capacity - std::min(held_, options_.capacity), options_.capacity};
 }
 
 void SimulatedMemorySource::FailNext(std::size_t n) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_next_ = n;
 }
 
 void SimulatedMemorySource::FailAfter(std::size_t n) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_after_armed_ = true;
   succeed_then_fail_ = n;
 }
 
 void SimulatedMemorySource::FailAlways() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_always_ = true;
 }
 
 void SimulatedMemorySource::ClearFailures() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_next_ = 0;
   fail_after_armed_ = false;
   succeed_then_fail_ = 0;
@@ -115,17 +115,17 @@ void SimulatedMemorySource::ClearFailures() {
 }
 
 void SimulatedMemorySource::SetCapacity(std::size_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   options_.capacity = bytes;
 }
 
 std::vector<SimulatedMemorySource::Call> SimulatedMemorySource::calls() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return calls_;
 }
 
 std::vector<std::size_t> SimulatedMemorySource::ReservedSizes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   std::vector<std::size_t> sizes;
   for (const Call& c : calls_) {
     if (c.kind == CallKind::kReserve && c.addr != 0) sizes.push_back(c.bytes);
@@ -134,22 +134,22 @@ std::vector<std::size_t> SimulatedMemorySource::ReservedSizes() const {
 }
 
 std::size_t SimulatedMemorySource::held() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return held_;
 }
 
 std::size_t SimulatedMemorySource::num_failed_reserves() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return failed_reserves_;
 }
 
 std::size_t SimulatedMemorySource::num_bad_releases() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return bad_releases_;
 }
 
 std::size_t SimulatedMemorySource::num_unrecorded_calls() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return unrecorded_calls_;
 }
 

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "memarena/memory_source.h"
 
 namespace memarena::arena {
@@ -58,21 +58,21 @@ class SimulatedMemorySource final : public MemorySource {
   std::size_t num_unrecorded_calls() const;
 
  private:
-  void RecordLocked(const Call& call) noexcept;
+  void RecordLocked(const Call& call) noexcept MEMARENA_REQUIRES(mutex_);
 
   Options options_;
-  mutable std::mutex mutex_;
-  std::uintptr_t next_addr_;
-  std::size_t fail_next_ = 0;
-  std::size_t succeed_then_fail_ = 0;
-  bool fail_after_armed_ = false;
-  bool fail_always_ = false;
-  std::size_t held_ = 0;
-  std::size_t failed_reserves_ = 0;
-  std::size_t bad_releases_ = 0;
-  std::size_t unrecorded_calls_ = 0;
-  std::map<std::uintptr_t, std::size_t> outstanding_;
-  std::vector<Call> calls_;
+  mutable common::Mutex mutex_;
+  std::uintptr_t next_addr_ MEMARENA_GUARDED_BY(mutex_);
+  std::size_t fail_next_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t succeed_then_fail_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  bool fail_after_armed_ MEMARENA_GUARDED_BY(mutex_) = false;
+  bool fail_always_ MEMARENA_GUARDED_BY(mutex_) = false;
+  std::size_t held_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t failed_reserves_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t bad_releases_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t unrecorded_calls_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::map<std::uintptr_t, std::size_t> outstanding_ MEMARENA_GUARDED_BY(mutex_);
+  std::vector<Call> calls_ MEMARENA_GUARDED_BY(mutex_);
 };
 
 }  // namespace memarena::arena

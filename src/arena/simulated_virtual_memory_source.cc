@@ -30,7 +30,7 @@ SimulatedVirtualMemorySource::SimulatedVirtualMemorySource(Options options)
       options_(options) {}
 
 bool SimulatedVirtualMemorySource::CommitGranules(std::uintptr_t addr, std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   bool refuse = fail_always_ ||
                 (options_.capacity != 0 && bytes > options_.capacity - std::min(committed_, options_.capacity));
   if (fail_next_ > 0) {
@@ -43,35 +43,35 @@ bool SimulatedVirtualMemorySource::CommitGranules(std::uintptr_t addr, std::size
 }
 
 void SimulatedVirtualMemorySource::DecommitGranules(std::uintptr_t addr, std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   calls_.push_back({CallKind::kDecommit, addr, bytes, false});
   committed_ -= bytes;
 }
 
 std::optional<SourceCapacity> SimulatedVirtualMemorySource::Capacity() const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (options_.capacity == 0) return std::nullopt;
   return SourceCapacity{options_.capacity - std::min(committed_, options_.capacity), options_.capacity};
 }
 
 void SimulatedVirtualMemorySource::FailNextCommits(std::size_t n) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_next_ = n;
 }
 
 void SimulatedVirtualMemorySource::FailAlways() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_always_ = true;
 }
 
 void SimulatedVirtualMemorySource::ClearFailures() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   fail_next_ = 0;
   fail_always_ = false;
 }
 
 std::vector<SimulatedVirtualMemorySource::Call> SimulatedVirtualMemorySource::calls() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return calls_;
 }
 

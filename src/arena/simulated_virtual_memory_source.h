@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "memarena/virtual_memory_source.h"
 
 namespace memarena::arena {
@@ -48,11 +48,11 @@ class SimulatedVirtualMemorySource final : public VirtualMemorySource {
 
  private:
   Options options_;
-  mutable std::mutex mutex_;
-  std::size_t committed_ = 0;
-  std::size_t fail_next_ = 0;
-  bool fail_always_ = false;
-  std::vector<Call> calls_;
+  mutable common::Mutex mutex_;
+  std::size_t committed_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t fail_next_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  bool fail_always_ MEMARENA_GUARDED_BY(mutex_) = false;
+  std::vector<Call> calls_ MEMARENA_GUARDED_BY(mutex_);
 };
 
 }  // namespace memarena::arena

@@ -18,17 +18,17 @@ AllocatorSet& TheRegistry() {
 }  // namespace
 
 void AllocatorSet::Add(Allocator* allocator) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   allocators_.push_back(allocator);
 }
 
 void AllocatorSet::Remove(Allocator* allocator) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   std::erase(allocators_, allocator);
 }
 
 void AllocatorSet::ForEach(const std::function<void(Allocator&)>& visit) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   for (Allocator* a : allocators_) visit(*a);
 }
 

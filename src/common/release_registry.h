@@ -4,8 +4,9 @@
 
 #include <cstddef>
 #include <functional>
-#include <mutex>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace memarena {
 class Allocator;
@@ -23,8 +24,8 @@ class AllocatorSet {
   void ForEach(const std::function<void(Allocator&)>& visit);
 
  private:
-  std::mutex mutex_;
-  std::vector<Allocator*> allocators_;
+  common::Mutex mutex_;
+  std::vector<Allocator*> allocators_ MEMARENA_GUARDED_BY(mutex_);
 };
 
 // Adds `allocator` to the set released by ReleaseAllRegistered(). Call from the

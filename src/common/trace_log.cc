@@ -95,7 +95,7 @@ std::size_t FormatTraceRow(char* out, const TraceEvent& event) noexcept {
 }
 
 bool TraceLog::Open(const char* path) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (fd_ >= 0) {
     FlushLocked();
     platform::CloseFile(fd_);
@@ -120,7 +120,7 @@ void TraceLog::Record(TraceAction action, const void* ptr, std::size_t size,
   // The time is read and the row formatted under the lock, so rows are in time order in the
   // file; a row is ~50 bytes of integer rendering, short next to the write it may trigger.
   const std::uint64_t thread = platform::ThreadId();
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (fd_ < 0) return;
   char row[kMaxTraceRowBytes];
   const std::uint64_t now = platform::NowNanos();
@@ -142,12 +142,12 @@ void TraceLog::FlushLocked() noexcept {
 }
 
 void TraceLog::Flush() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   FlushLocked();
 }
 
 void TraceLog::Close() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (fd_ < 0) return;
   FlushLocked();
   platform::CloseFile(fd_);
@@ -155,12 +155,12 @@ void TraceLog::Close() noexcept {
 }
 
 bool TraceLog::is_open() const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return fd_ >= 0;
 }
 
 std::uint64_t TraceLog::dropped_rows() const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  common::MutexLock lock(mutex_);
   return dropped_rows_;
 }
 

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "memarena/tracing.h"
 
 namespace memarena::common {
@@ -52,15 +52,15 @@ class TraceLog {
   static constexpr std::size_t kBufferBytes = 32 * 1024;
 
  private:
-  void FlushLocked() noexcept;
+  void FlushLocked() noexcept MEMARENA_REQUIRES(mutex_);
 
-  mutable std::mutex mutex_;
-  int fd_ = -1;
-  std::uint64_t start_ns_ = 0;
-  std::uint64_t dropped_rows_ = 0;
-  std::size_t used_ = 0;
-  std::size_t rows_in_buffer_ = 0;
-  char buffer_[kBufferBytes] = {};
+  mutable common::Mutex mutex_;
+  int fd_ MEMARENA_GUARDED_BY(mutex_) = -1;
+  std::uint64_t start_ns_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::uint64_t dropped_rows_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t used_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t rows_in_buffer_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  char buffer_[kBufferBytes] MEMARENA_GUARDED_BY(mutex_) = {};
 };
 
 // Renders one event as a row (with its newline) into `out`, which holds at least

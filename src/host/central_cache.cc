@@ -133,6 +133,40 @@ std::size_t CentralCache::FreeObjects(std::size_t cls) const noexcept {
   return lists_[cls].free_objects;
 }
 
+const char* CentralCache::CheckInvariants() const noexcept {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const ClassList& list = lists_[cls];
+    SpinLockHolder hold(list.lock);
+    if (const char* problem = CheckClass(list, cls)) return problem;
+  }
+  return nullptr;
+}
+
+const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noexcept {
+  const SizeClassInfo& info = ClassInfo(cls);
+  std::size_t free_in_list = list.num_batches * info.batch;
+  for (const Span* span = list.spans.Head(); span != nullptr; span = span->next) {
+    if (span->state != SpanState::kInUse || span->size_class != cls || !span->in_central_list) {
+      return "a span on a central list is not an in-use span of the list's class";
+    }
+    std::size_t free = 0;
+    for (void* object = span->free_objects; object != nullptr && free <= info.objects;
+         object = NextOf(object)) {
+      ++free;
+    }
+    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size;
+    if (free == 0) return "a central list holds a span with no free object";
+    if (span->allocated + free != info.objects) {
+      return "a small span's allocated plus free objects differ from its object count";
+    }
+    free_in_list += free;
+  }
+  if (free_in_list != list.free_objects) {
+    return "a central list's free-object count differs from its spans and batches";
+  }
+  return nullptr;
+}
+
 void CentralCache::LockAll() noexcept {
   for (ClassList& list : lists_) list.lock.lock();
 }

@@ -39,9 +39,15 @@ class CentralCache {
   // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved).
   std::size_t FreeObjects(std::size_t cls) const noexcept;
 
-  // Fork handlers take every class lock, in class order.
-  void LockAll() noexcept;
-  void UnlockAll() noexcept;
+  // Walks every class list (taking each class lock in turn) and checks the invariants of
+  // ClassList and of the small spans on it (span.h). Returns nullptr when they hold, else
+  // what is broken. Costs a walk over every free object: for tests and checkers.
+  const char* CheckInvariants() const noexcept;
+
+  // Fork handlers take every class lock, in class order (a loop over locks, which the
+  // analysis cannot follow).
+  void LockAll() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS;
+  void UnlockAll() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS;
 
  private:
   static constexpr std::size_t kMaxBatches = 16;
@@ -52,16 +58,23 @@ class CentralCache {
     void* head;
     void* tail;
   };
+  // Invariant (CheckInvariants):
+  //   free_objects == num_batches * ClassInfo(cls).batch
+  //                   + sum over spans of length(free_objects) + (bump_end - bump) / size
   struct alignas(64) ClassList {  // cache-line aligned: classes do not contend
     mutable SpinLock lock;
-    SpanList spans;  // spans of this class with a free or never-used object
-    std::size_t free_objects = 0;
-    std::size_t num_batches = 0;
-    Batch batches[kMaxBatches] = {};
+    // Spans of this class with a free or never-used object.
+    SpanList spans MEMARENA_GUARDED_BY(lock);
+    std::size_t free_objects MEMARENA_GUARDED_BY(lock) = 0;
+    std::size_t num_batches MEMARENA_GUARDED_BY(lock) = 0;
+    Batch batches[kMaxBatches] MEMARENA_GUARDED_BY(lock) = {};
   };
 
   static std::size_t BatchSlots(std::size_t cls) noexcept;
-  void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept;
+  static const char* CheckClass(const ClassList& list, std::size_t cls) noexcept
+      MEMARENA_REQUIRES(list.lock);
+  void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept
+      MEMARENA_REQUIRES(list.lock);
 
   PageHeap* heap_;
   Pagemap* pagemap_;

@@ -37,8 +37,9 @@ std::size_t Ceiling() noexcept;
 // Bytes held now (one relaxed load; no lock).
 std::size_t HeldBytes() noexcept;
 
-// Checks the page heap's span and pagemap invariants; nullptr when they hold, else what
-// is broken.
+// Checks the invariants of the central lists, the small spans on them, the page heap's
+// spans, counters and pagemap (the equations in central_cache.h, span.h, page_heap.h);
+// nullptr when they hold, else what is broken.
 const char* CheckHeap() noexcept;
 
 }  // namespace memarena::host

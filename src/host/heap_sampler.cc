@@ -19,10 +19,13 @@ constexpr std::uint32_t kBuckets = 1u << 13;
 
 struct Table {
   SpinLock lock;
-  Sample* entries = nullptr;     // kCapacity, mapped on first use
-  std::uint32_t* heads = nullptr;  // kBuckets chain heads (index + 1)
-  std::uint32_t free_head = 0;   // free entries (index + 1), chained through next
-  std::uint32_t never_used = 0;  // entries below this were handed out at least once
+  Sample* entries MEMARENA_GUARDED_BY(lock) = nullptr;  // kCapacity, mapped on first use
+  // kBuckets chain heads (index + 1).
+  std::uint32_t* heads MEMARENA_GUARDED_BY(lock) = nullptr;
+  // Free entries (index + 1), chained through next.
+  std::uint32_t free_head MEMARENA_GUARDED_BY(lock) = 0;
+  // Entries below this were handed out at least once.
+  std::uint32_t never_used MEMARENA_GUARDED_BY(lock) = 0;
   std::atomic<std::uint32_t> live{0};
 };
 constinit Table g_table;
@@ -48,7 +51,7 @@ std::uint32_t Bucket(const void* ptr) noexcept {
   return static_cast<std::uint32_t>((bits * 0x9E3779B97F4A7C15ull) >> 51) & (kBuckets - 1);
 }
 
-bool MapTable() noexcept {
+bool MapTable() noexcept MEMARENA_REQUIRES(g_table.lock) {
   if (g_table.entries != nullptr) return true;
   const std::size_t page = platform::PageSize();
   const auto round = [page](std::size_t bytes) { return (bytes + page - 1) / page * page; };

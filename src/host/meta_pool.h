@@ -48,14 +48,14 @@ class MetaPool {
     free_ = node;
   }
 
-  SpinLock& lock() noexcept { return lock_; }
+  SpinLock& lock() noexcept MEMARENA_RETURN_CAPABILITY(lock_) { return lock_; }
 
  private:
   struct Node {
     Node* next;
   };
   SpinLock lock_;
-  Node* free_ = nullptr;
+  Node* free_ MEMARENA_GUARDED_BY(lock_) = nullptr;
 };
 
 }  // namespace memarena::host

@@ -5,11 +5,11 @@
 
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "common/growth_detector.h"
+#include "common/mutex.h"
 #include "host/heap.h"
 #include "host/heap_sampler.h"
 #include "host/monitor_outputs.h"
@@ -22,11 +22,11 @@ namespace memarena {
 namespace {
 
 struct MonitorState {
-  std::mutex mutex;  // guards everything below
-  common::GrowthDetector detector;
-  GrowthVerdict last;
-  bool reported = false;  // growth already announced on stderr
-  std::vector<host::sampler::Sample> previous_profile;
+  common::Mutex mutex;
+  common::GrowthDetector detector MEMARENA_GUARDED_BY(mutex);
+  GrowthVerdict last MEMARENA_GUARDED_BY(mutex);
+  bool reported MEMARENA_GUARDED_BY(mutex) = false;  // growth already announced on stderr
+  std::vector<host::sampler::Sample> previous_profile MEMARENA_GUARDED_BY(mutex);
 };
 
 MonitorState& State() {
@@ -35,13 +35,13 @@ MonitorState& State() {
 }
 
 struct MonitorThread {
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stop = false;
+  common::Mutex mutex;
+  std::condition_variable_any wake;
+  bool stop MEMARENA_GUARDED_BY(mutex) = false;
   std::thread thread;
 };
-MonitorThread* g_thread = nullptr;  // guarded by g_thread_mutex
-std::mutex g_thread_mutex;
+common::Mutex g_thread_mutex;
+MonitorThread* g_thread MEMARENA_GUARDED_BY(g_thread_mutex) = nullptr;
 
 constexpr std::size_t kSiteFrames = 6;  // enough to tell a site; the profile has the rest
 
@@ -76,10 +76,20 @@ std::string TopGrowingSite(std::vector<host::sampler::Sample>& previous) {
   return site;
 }
 
+// Sleeps one interval; true when StopMonitor asked the thread to finish meanwhile.
+bool StopRequested(MonitorThread* self, std::chrono::milliseconds interval) {
+  common::MutexLock hold(self->mutex);
+  const auto deadline = std::chrono::steady_clock::now() + interval;
+  while (!self->stop) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    self->mutex.WaitFor(self->wake, deadline - now);  // a spurious wake loops
+  }
+  return true;
+}
+
 void RunMonitor(MonitorThread* self, std::chrono::milliseconds interval) {
-  std::unique_lock<std::mutex> lock(self->mutex);
-  while (!self->wake.wait_for(lock, interval, [self] { return self->stop; })) {
-    lock.unlock();
+  while (!StopRequested(self, interval)) {
     try {
       MonitorSample();
       host::WriteMonitorOutputs();
@@ -87,7 +97,6 @@ void RunMonitor(MonitorThread* self, std::chrono::milliseconds interval) {
       const std::string line = fmt::format("memarena: monitor: {}\n", e.what());
       platform::WriteStderr(line.data(), line.size());
     }
-    lock.lock();
   }
 }
 
@@ -97,7 +106,7 @@ GrowthVerdict MonitorSample(double now_seconds) {
   if (now_seconds < 0.0) now_seconds = static_cast<double>(platform::NowNanos()) * 1e-9;
   const AllocatorStats stats = host::Stats();
   MonitorState& state = State();
-  std::lock_guard<std::mutex> hold(state.mutex);
+  common::MutexLock hold(state.mutex);
   state.detector.Add(now_seconds, stats.bytes_in_use);
   GrowthVerdict verdict;
   verdict.growing = state.detector.Growing();
@@ -120,7 +129,7 @@ GrowthVerdict MonitorSample(double now_seconds) {
 
 GrowthVerdict LastGrowthVerdict() {
   MonitorState& state = State();
-  std::lock_guard<std::mutex> hold(state.mutex);
+  common::MutexLock hold(state.mutex);
   return state.last;
 }
 
@@ -143,16 +152,16 @@ void StartMonitor(std::chrono::milliseconds interval) {
         "StartMonitor: interval {} ms is below the allowed minimum of 1 ms", interval.count()));
   }
   StopMonitor();
-  std::lock_guard<std::mutex> hold(g_thread_mutex);
+  common::MutexLock hold(g_thread_mutex);
   g_thread = new MonitorThread;
   g_thread->thread = std::thread(&RunMonitor, g_thread, interval);
 }
 
 void StopMonitor() {
-  std::lock_guard<std::mutex> hold(g_thread_mutex);
+  common::MutexLock hold(g_thread_mutex);
   if (g_thread == nullptr) return;
   {
-    std::lock_guard<std::mutex> wake(g_thread->mutex);
+    common::MutexLock wake(g_thread->mutex);
     g_thread->stop = true;
   }
   g_thread->wake.notify_all();

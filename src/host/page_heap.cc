@@ -226,6 +226,11 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
 // a reservation of the alignment's size. Only the new span's ends are written to the
 // pagemap (no per-page metadata for a range nobody touches).
 bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
+  // The OS page size is known only now: spans are decommitted by heap page, which must be a
+  // whole number of OS pages (16 or 64 KiB pages on some arm64 kernels are not).
+  if (kPageSize % platform::PageSize() != 0) {
+    HeapCorrupted("the OS page size does not divide the 8 KiB heap page (kPageShift)");
+  }
   std::size_t bytes = pages << kPageShift;
   if (bytes < grow_bytes_) bytes = grow_bytes_;
   const std::size_t alignment = align_pages << kPageShift;
@@ -440,11 +445,12 @@ std::size_t PageHeap::Decommit(Span* span) noexcept {
 
 std::size_t PageHeap::ReleaseFreeLocked() noexcept {
   std::size_t released = 0;
-  auto release_list = [&](SpanList& list) {
+  // Index kMaxPages + 1 stands for the large list (a loop, not a lambda: the analysis
+  // checks a lambda's body without the caller's lock).
+  for (std::size_t n = 1; n <= kMaxPages + 1; ++n) {
+    SpanList& list = n <= kMaxPages ? free_[0][n] : large_[0];
     while (!list.Empty()) released += Decommit(list.Head());
-  };
-  for (std::size_t n = 1; n <= kMaxPages; ++n) release_list(free_[0][n]);
-  release_list(large_[0]);
+  }
   bytes_released_ += released;
   return released;
 }
@@ -547,6 +553,19 @@ const char* PageHeap::CheckInvariantsLocked() const noexcept {
   }
   if (Held() != in_use_bytes_ + free_bytes_[0]) {
     return "held differs from in-use plus committed free spans";
+  }
+  if (reserved_bytes_ != in_use_bytes_ + free_bytes_[0] + free_bytes_[1]) {
+    return "reserved differs from in-use plus committed and returned free spans";
+  }
+  std::size_t reservation_bytes = 0;
+  for (const Span* r = reservations_; r != nullptr; r = r->next) reservation_bytes += r->Bytes();
+  if (reservation_bytes != reserved_bytes_) {
+    return "reserved differs from the sum of the reservations";
+  }
+  std::size_t spares = 0;
+  for (const Span* r = spare_records_; r != nullptr; r = r->next) ++spares;
+  if (spares != num_spare_records_ || spares > kMaxSpareRecords) {
+    return "the spare span records disagree with their count";
   }
   const std::size_t ceiling = Ceiling();
   if (ceiling != 0 && Held() > ceiling) return "held exceeds the ceiling";

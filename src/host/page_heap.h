@@ -53,6 +53,9 @@ class PageHeap {
   // batched inference trace).
   static constexpr std::size_t kMinKeptOnGrow = std::size_t{1} << 20;
   static constexpr std::size_t kGrowSlackDivisor = 16;
+  // A small span comes from the exact-size free lists (Carve, Delete keep it there).
+  static_assert(detail::kClasses[kNumClasses].pages <= kMaxPages,
+                "the largest class's span fits the exact-size free lists");
 
   // `grow_bytes`: the size of each address-space reservation (requests above it get one
   // of their own). Reserving address space does not count as held.
@@ -104,65 +107,77 @@ class PageHeap {
   // Returns nullptr when consistent, else what is broken.
   const char* CheckInvariants() const noexcept;
 
-  SpinLock& lock() noexcept { return lock_; }
+  SpinLock& lock() noexcept MEMARENA_RETURN_CAPABILITY(lock_) { return lock_; }
 
  private:
   static constexpr int kStates = 2;  // free lists for kFree and kReturned
   static constexpr std::size_t kMaxSpareRecords = 16;
 
-  Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept;
-  Span* ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) noexcept;
+  Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept
+      MEMARENA_REQUIRES(lock_);
+  Span* ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) noexcept
+      MEMARENA_REQUIRES(lock_);
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
-              std::uint8_t size_class) noexcept;
-  bool Grow(std::size_t pages, std::size_t align_pages) noexcept;
-  void MergeAndInsert(Span* span) noexcept;
-  void Insert(Span* span) noexcept;
-  void Unlink(Span* span) noexcept;
-  SpanList& ListFor(SpanState state, std::size_t pages) noexcept;
-  std::size_t ReleaseFreeLocked() noexcept;
-  std::size_t ReleaseDownToLocked(std::size_t keep_bytes) noexcept;
-  std::size_t Decommit(Span* span) noexcept;
-  std::size_t KeptFreeBound() const noexcept;
-  void TrimBeforeGrowLocked(std::size_t bytes) noexcept;
-  void ScavengeLocked() noexcept;
-  void TickWindow() noexcept;
+              std::uint8_t size_class) noexcept MEMARENA_REQUIRES(lock_);
+  bool Grow(std::size_t pages, std::size_t align_pages) noexcept MEMARENA_REQUIRES(lock_);
+  void MergeAndInsert(Span* span) noexcept MEMARENA_REQUIRES(lock_);
+  void Insert(Span* span) noexcept MEMARENA_REQUIRES(lock_);
+  void Unlink(Span* span) noexcept MEMARENA_REQUIRES(lock_);
+  SpanList& ListFor(SpanState state, std::size_t pages) noexcept MEMARENA_REQUIRES(lock_);
+  std::size_t ReleaseFreeLocked() noexcept MEMARENA_REQUIRES(lock_);
+  std::size_t ReleaseDownToLocked(std::size_t keep_bytes) noexcept MEMARENA_REQUIRES(lock_);
+  std::size_t Decommit(Span* span) noexcept MEMARENA_REQUIRES(lock_);
+  std::size_t KeptFreeBound() const noexcept MEMARENA_REQUIRES(lock_);
+  void TrimBeforeGrowLocked(std::size_t bytes) noexcept MEMARENA_REQUIRES(lock_);
+  void ScavengeLocked() noexcept MEMARENA_REQUIRES(lock_);
+  void TickWindow() noexcept MEMARENA_REQUIRES(lock_);
   bool ReserveHeld(std::size_t bytes) noexcept;
-  void CheckIfEnabled() const noexcept;
-  void CountNew(Span* span, std::size_t requested) noexcept;
-  Span* NewRecord() noexcept;
-  void DeleteRecord(Span* span) noexcept;
-  const char* CheckInvariantsLocked() const noexcept;
+  void CheckIfEnabled() const noexcept MEMARENA_REQUIRES(lock_);
+  void CountNew(Span* span, std::size_t requested) noexcept MEMARENA_REQUIRES(lock_);
+  Span* NewRecord() noexcept MEMARENA_REQUIRES(lock_);
+  void DeleteRecord(Span* span) noexcept MEMARENA_REQUIRES(lock_);
+  const char* CheckInvariantsLocked() const noexcept MEMARENA_REQUIRES(lock_);
 
+  // Invariants (PageHeap::CheckInvariants checks each; s is kFree or kReturned):
+  //   free_bytes_[s] == sum of span->Bytes() over free_[s][1..kMaxPages] and large_[s]
+  //   held_ == in_use_bytes_ + free_bytes_[kFree]
+  //   reserved_bytes_ == in_use_bytes_ + free_bytes_[kFree] + free_bytes_[kReturned]
+  //   reserved_bytes_ == sum of r->num_pages * kPageSize over reservations_
+  //   num_spare_records_ == length of spare_records_ <= kMaxSpareRecords
+  //   ceiling_ == 0 || held_ <= ceiling_
   mutable SpinLock lock_;
   Pagemap* pagemap_;
   std::size_t grow_bytes_;
-  SpanList free_[kStates][kMaxPages + 1] = {};
-  SpanList large_[kStates] = {};  // free spans above kMaxPages, searched best-fit
-  Span* spare_records_ = nullptr;
-  Span* reservations_ = nullptr;  // one record per reservation, linked through `next`
-  std::size_t num_spare_records_ = 0;
-  std::size_t free_bytes_[kStates] = {};
-  std::size_t in_use_bytes_ = 0;
-  std::size_t reserved_bytes_ = 0;
-  std::uint64_t num_reserves_ = 0;
-  std::uint64_t num_releases_ = 0;
-  std::uint64_t bytes_released_ = 0;
-  std::uint32_t deletes_since_scavenge_ = 0;
-  std::uint32_t window_ops_ = 0;
-  std::size_t window_peak_ = 0;       // in-use span bytes, highest in this window
-  std::size_t prev_window_peak_ = 0;  // and in the previous one
+  SpanList free_[kStates][kMaxPages + 1] MEMARENA_GUARDED_BY(lock_) = {};
+  // Free spans above kMaxPages, searched best-fit.
+  SpanList large_[kStates] MEMARENA_GUARDED_BY(lock_) = {};
+  Span* spare_records_ MEMARENA_GUARDED_BY(lock_) = nullptr;
+  // One record per reservation, linked through `next`.
+  Span* reservations_ MEMARENA_GUARDED_BY(lock_) = nullptr;
+  std::size_t num_spare_records_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::size_t free_bytes_[kStates] MEMARENA_GUARDED_BY(lock_) = {};
+  std::size_t in_use_bytes_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::size_t reserved_bytes_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::uint64_t num_reserves_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::uint64_t num_releases_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::uint64_t bytes_released_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::uint32_t deletes_since_scavenge_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::uint32_t window_ops_ MEMARENA_GUARDED_BY(lock_) = 0;
+  // In-use span bytes, highest in this window and in the previous one.
+  std::size_t window_peak_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::size_t prev_window_peak_ MEMARENA_GUARDED_BY(lock_) = 0;
   // Large-block counters live under the heap lock, which New/Delete hold anyway: no extra
   // atomic read-modify-write on the large path. The two atomics are only written there.
-  std::uint64_t large_allocs_ = 0;
-  std::uint64_t large_frees_ = 0;
-  std::size_t max_large_request_ = 0;
+  std::uint64_t large_allocs_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::uint64_t large_frees_ MEMARENA_GUARDED_BY(lock_) = 0;
+  std::size_t max_large_request_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::atomic<std::size_t> large_in_use_{0};
   std::atomic<std::size_t> large_requested_{0};
   std::atomic<std::size_t> held_{0};
   std::atomic<std::size_t> peak_held_{0};
   std::atomic<std::size_t> ceiling_{0};
   std::atomic<std::size_t> threshold_{0};  // ratio * ceiling
-  double release_ratio_ = 0.8;
+  double release_ratio_ MEMARENA_GUARDED_BY(lock_) = 0.8;
 };
 
 }  // namespace memarena::host

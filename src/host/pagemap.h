@@ -43,6 +43,15 @@ class Pagemap {
   // byte (spans of a class have at most 128 pages). One load, as the class alone took.
   static constexpr unsigned kClassMask = 0xff;
   static constexpr unsigned kPageIndexShift = 8;
+  static_assert(kNumClasses <= kClassMask, "a size class fits in the entry's low byte");
+  static_assert(
+      [] {
+        for (std::size_t c = 1; c <= kNumClasses; ++c) {
+          if (detail::kClasses[c].pages > (std::size_t{1} << (16 - kPageIndexShift))) return false;
+        }
+        return true;
+      }(),
+      "every page index inside a small span fits in the entry's high byte");
   std::uint16_t EntryOf(const void* ptr) const noexcept {
     const std::uintptr_t page = PageOf(ptr);
     const Leaf* leaf = LeafOf(page);

@@ -2,9 +2,9 @@
 // rename it over the target) and the monitor's per-interval outputs.
 #include <fmt/format.h>
 
-#include <mutex>
 #include <stdexcept>
 
+#include "common/mutex.h"
 #include "common/observability_config.h"
 #include "host/monitor_outputs.h"
 #include "host/watermarks.h"
@@ -35,9 +35,9 @@ std::string ObservabilityGauges() {
 }
 
 struct Outputs {
-  std::mutex mutex;
-  std::string heap_profile;
-  std::string prometheus_file;
+  common::Mutex mutex;
+  std::string heap_profile MEMARENA_GUARDED_BY(mutex);
+  std::string prometheus_file MEMARENA_GUARDED_BY(mutex);
 };
 
 Outputs& TheOutputs() {
@@ -71,7 +71,7 @@ namespace host {
 
 void SetMonitorOutputs(std::string heap_profile, std::string prometheus_file) {
   Outputs& outputs = TheOutputs();
-  std::lock_guard<std::mutex> hold(outputs.mutex);
+  common::MutexLock hold(outputs.mutex);
   outputs.heap_profile = std::move(heap_profile);
   outputs.prometheus_file = std::move(prometheus_file);
 }
@@ -79,7 +79,7 @@ void SetMonitorOutputs(std::string heap_profile, std::string prometheus_file) {
 void WriteMonitorOutputs() noexcept {
   try {
     Outputs& outputs = TheOutputs();
-    std::lock_guard<std::mutex> hold(outputs.mutex);
+    common::MutexLock hold(outputs.mutex);
     if (!outputs.heap_profile.empty()) WriteHeapProfile(outputs.heap_profile);
     if (!outputs.prometheus_file.empty()) WritePrometheusFile(outputs.prometheus_file);
   } catch (const std::exception& e) {

@@ -11,6 +11,8 @@ namespace memarena::host {
 
 inline constexpr std::size_t kPageShift = 13;  // 8 KiB heap pages (a multiple of the OS page)
 inline constexpr std::size_t kPageSize = std::size_t{1} << kPageShift;
+// 4 KiB is the smallest OS page of any Linux target; PageHeap::Grow checks the real one.
+static_assert(kPageSize % 4096 == 0, "a heap page is a whole number of OS pages");
 inline constexpr std::size_t kMinAlign = 16;  // every class size is a multiple of this
 inline constexpr std::size_t kMaxSmallSize = std::size_t{256} << 10;
 inline constexpr std::size_t kNumClasses = 96;  // classes are numbered 1..kNumClasses
@@ -82,6 +84,8 @@ inline constexpr auto kLargeTable = BuildTable<kMaxSmallSize / 128 + 1, 128>();
 
 static_assert(kClasses[kNumClasses].size == kMaxSmallSize, "classes must end at 256 KiB");
 static_assert(kClasses[kNumClasses].pages <= 128, "a span of the largest class fits kMaxPages");
+// Span::size_class and the lookup tables hold a class in one byte.
+static_assert(kNumClasses <= 255, "a size class fits in a std::uint8_t");
 
 }  // namespace detail
 

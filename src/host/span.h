@@ -15,6 +15,13 @@ enum class SpanState : std::uint8_t {
   kInUse = 2,
 };
 
+// Invariants (checked by PageHeap::CheckInvariants for free spans and by
+// CentralCache::CheckInvariants for the small spans on its lists):
+//   free span:  state != kInUse, size_class == 0, and the pagemap maps first_page and
+//               LastPage() to it
+//   small span: allocated + length(free_objects) + (bump_end - bump) / size
+//                   == ClassInfo(size_class).objects
+//               in_central_list == (length(free_objects) + (bump_end - bump) / size > 0)
 struct Span {
   std::uintptr_t first_page = 0;
   std::size_t num_pages = 0;

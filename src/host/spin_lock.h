@@ -5,20 +5,23 @@
 #include <atomic>
 #include <thread>
 
+#include "common/scoped_lock.h"
+#include "platform/cpu.h"
+
 namespace memarena::host {
 
-class SpinLock {
+class MEMARENA_CAPABILITY("spin lock") SpinLock {
  public:
   constexpr SpinLock() = default;
   SpinLock(const SpinLock&) = delete;
   SpinLock& operator=(const SpinLock&) = delete;
 
-  void lock() noexcept {
+  void lock() noexcept MEMARENA_ACQUIRE() {
     if (!locked_.exchange(true, std::memory_order_acquire)) return;
     LockSlow();
   }
-  bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  bool try_lock() noexcept MEMARENA_TRY_ACQUIRE(true) { return !locked_.exchange(true, std::memory_order_acquire); }
+  void unlock() noexcept MEMARENA_RELEASE() { locked_.store(false, std::memory_order_release); }
 
  private:
   void LockSlow() noexcept {
@@ -30,9 +33,7 @@ class SpinLock {
         return;
       }
       if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        platform::CpuRelax();
       } else {
         std::this_thread::yield();
       }
@@ -42,16 +43,7 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
-// Scoped holder (std::lock_guard works too; this one is constexpr-free and tiny).
-class SpinLockHolder {
- public:
-  explicit SpinLockHolder(SpinLock& lock) noexcept : lock_(lock) { lock_.lock(); }
-  ~SpinLockHolder() { lock_.unlock(); }
-  SpinLockHolder(const SpinLockHolder&) = delete;
-  SpinLockHolder& operator=(const SpinLockHolder&) = delete;
-
- private:
-  SpinLock& lock_;
-};
+// Scoped holder: the annotated ScopedLock, so the analysis sees what each scope holds.
+using SpinLockHolder = common::ScopedLock<SpinLock>;
 
 }  // namespace memarena::host

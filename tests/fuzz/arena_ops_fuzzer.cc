@@ -87,6 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Check(config.max_mem == 0 || s.bytes_held <= config.max_mem, "held crossed max_mem");
     Check(source->held() == s.bytes_held, "the source and the arena disagree on held bytes");
     Check(s.bytes_in_use <= s.bytes_held, "in use above held");
+    Check(arena.CheckInvariants() == nullptr, "chunk or counter invariants broken");
   }
   for (std::uintptr_t start : order) arena.Deallocate(reinterpret_cast<void*>(start));
   const memarena::AllocatorStats s = arena.GetStats();
