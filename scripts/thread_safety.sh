@@ -12,7 +12,10 @@ cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DMEMARENA_BUILD_TESTS=OFF -DMEMARENA_BUILD_BENCH=OFF ${CMAKE_ARGS:-}
 # Every target the annotated code compiles into (tests and benchmarks hold no locks of ours).
 targets=(memarena memarena_dropin memarena_malloc memarena_gtest memarena_tools memarena_cli)
-if cmake --build "$build" --target help | grep -q 'memarena_cuda_logic'; then
+# Read the whole list first: grep -q would close the pipe early, and under pipefail the
+# writer's SIGPIPE would make the test false.
+target_list=$(cmake --build "$build" --target help)
+if grep -q 'memarena_cuda_logic' <<<"$target_list"; then
   targets+=(memarena_cuda_logic memarena_cuda_fake_runtime)
 fi
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
