@@ -13,6 +13,7 @@
 #include "arena_test_util.h"
 #include "memarena/errors.h"
 #include "memarena/virtual_memory_source.h"
+#include "support/expandable_config.h"
 
 namespace memarena::testing {
 namespace {
@@ -20,13 +21,6 @@ namespace {
 using arena::SimulatedVirtualMemorySource;
 constexpr std::size_t kGranule = 2 * kMiB;
 
-ArenaConfig Expandable(std::size_t threshold = 0, std::size_t max_mem = 0) {
-  ArenaConfig config;
-  config.expandable_segments = true;
-  config.expandable_decommit_threshold = threshold;
-  config.max_mem = max_mem;
-  return config;
-}
 
 struct VirtualArena {
   explicit VirtualArena(ArenaConfig config, SimulatedVirtualMemorySource::Options options = {})
@@ -78,7 +72,7 @@ class CommitAudit {
 
 TEST(ExpandableArena, NeedsAVirtualMemorySource) {
   try {
-    BfcArena arena(std::make_shared<arena::SimulatedMemorySource>(), Expandable());
+    BfcArena arena(std::make_shared<arena::SimulatedMemorySource>(), ExpandableConfig());
     FAIL() << "an expandable arena over a plain source was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("expandable_segments"), std::string::npos) << e.what();
@@ -94,7 +88,7 @@ TEST(ExpandableArena, ConfigKeysParse) {
 }
 
 TEST(ExpandableArena, GrowsByExactlyWhatTheFreeTailLacks) {
-  VirtualArena t(Expandable(64 * kMiB));
+  VirtualArena t(ExpandableConfig(64 * kMiB));
   void* a = t.arena->Allocate(3 * kMiB);  // one 4 MiB growth (two granules)
   EXPECT_EQ(t.source->VirtualStats().used_bytes, 4 * kMiB);
   t.arena->Deallocate(a);
@@ -109,7 +103,7 @@ TEST(ExpandableArena, GrowsByExactlyWhatTheFreeTailLacks) {
 }
 
 TEST(ExpandableArena, EveryFreeChunkIsSplitOffSoNothingIsDeadWeight) {
-  VirtualArena t(Expandable(64 * kMiB));
+  VirtualArena t(ExpandableConfig(64 * kMiB));
   void* big = t.arena->Allocate(8 * kMiB);
   t.arena->Deallocate(big);
   // ORT would hand out the whole 8 MiB chunk for 5 MiB (not >= 2x, leftover < 128 MiB).
@@ -119,7 +113,7 @@ TEST(ExpandableArena, EveryFreeChunkIsSplitOffSoNothingIsDeadWeight) {
 }
 
 TEST(ExpandableArena, DecommitsFreeGranulesBeforeGrowingPastTheThreshold) {
-  VirtualArena t(Expandable(/*threshold=*/4 * kMiB));
+  VirtualArena t(ExpandableConfig(/*threshold=*/4 * kMiB));
   void* a = t.arena->Allocate(16 * kMiB);
   void* b = t.arena->Allocate(2 * kMiB);
   t.arena->Deallocate(a);  // 16 MiB free below b: deallocation itself decommits nothing
@@ -135,7 +129,7 @@ TEST(ExpandableArena, DecommitsFreeGranulesBeforeGrowingPastTheThreshold) {
 }
 
 TEST(ExpandableArena, MemoryUpToTheRecentInUsePeakStaysCommitted) {
-  VirtualArena t(Expandable(/*threshold=*/4 * kMiB));
+  VirtualArena t(ExpandableConfig(/*threshold=*/4 * kMiB));
   void* a = t.arena->Allocate(16 * kMiB);
   t.arena->Deallocate(a);
   // The working set comes back in other shapes: no decommit while held stays within this
@@ -164,7 +158,7 @@ TEST(ExpandableArena, MemoryUpToTheRecentInUsePeakStaysCommitted) {
 // of it, once in use has stayed low for a whole epoch of frees (two epoch ends at most).
 TEST(ExpandableArena, HeldComesDownToHalfTheThresholdAboveInUseOnceInUseStaysLow) {
   constexpr std::size_t kThreshold = 8 * kMiB;
-  VirtualArena t(Expandable(kThreshold));
+  VirtualArena t(ExpandableConfig(kThreshold));
   void* keep = t.arena->Allocate(kMiB);
   void* big = t.arena->Allocate(64 * kMiB);
   t.arena->Deallocate(big);
@@ -189,7 +183,7 @@ TEST(ExpandableArena, HeldComesDownToHalfTheThresholdAboveInUseOnceInUseStaysLow
 // inference batch's layers) keeps its granules: decommitting and recommitting them on every
 // dip is what made the replay cost about 10x the plain arena's.
 TEST(ExpandableArena, ASwingingWorkloadKeepsItsGranulesCommitted) {
-  VirtualArena t(Expandable(/*threshold=*/4 * kMiB));
+  VirtualArena t(ExpandableConfig(/*threshold=*/4 * kMiB));
   for (std::uint32_t i = 0; i < 3 * arena::DecommitPolicy::kEpochFrees; ++i) {
     t.arena->Deallocate(t.arena->Allocate(32 * kMiB));
   }
@@ -201,7 +195,7 @@ TEST(ExpandableArena, ASwingingWorkloadKeepsItsGranulesCommitted) {
 }
 
 TEST(ExpandableArena, ReleaseUnusedSpansDecommitsEveryFreeGranule) {
-  VirtualArena t(Expandable(1024 * kMiB));
+  VirtualArena t(ExpandableConfig(1024 * kMiB));
   void* a = t.arena->Allocate(10 * kMiB);
   void* b = t.arena->Allocate(kMiB);
   void* c = t.arena->Allocate(10 * kMiB);
@@ -222,7 +216,7 @@ TEST(ExpandableArena, ReleaseUnusedSpansDecommitsEveryFreeGranule) {
 TEST(ExpandableArena, RandomWorkloadNeverCommitsOrDecommitsLiveBytes) {
   for (std::size_t threshold : {std::size_t{0}, 8 * kMiB}) {
     SCOPED_TRACE(threshold);
-    VirtualArena t(Expandable(threshold));
+    VirtualArena t(ExpandableConfig(threshold));
     CommitAudit audit;
     std::map<std::uintptr_t, std::size_t> live;
     std::vector<void*> ptrs;
@@ -257,7 +251,7 @@ TEST(ExpandableArena, HostPagesKeepEveryLiveByteThroughCommitAndDecommit) {
   for (std::size_t granularity : {std::size_t{0}, std::size_t{64} << 10}) {
     SCOPED_TRACE(granularity);
     auto source = std::make_shared<HostVirtualMemorySource>(std::size_t{4} << 30, granularity);
-    BfcArena arena(source, Expandable(0));
+    BfcArena arena(source, ExpandableConfig(0));
     struct Block {
       unsigned char* p;
       std::size_t n;
@@ -295,7 +289,7 @@ TEST(ExpandableArena, HostPagesKeepEveryLiveByteThroughCommitAndDecommit) {
 }
 
 TEST(ExpandableArena, MaxMemCapsCommittedBytesAndFreeGranulesMakeRoom) {
-  VirtualArena t(Expandable(/*threshold=*/64 * kMiB, /*max_mem=*/10 * kMiB));
+  VirtualArena t(ExpandableConfig(/*threshold=*/64 * kMiB, /*max_mem=*/10 * kMiB));
   void* a = t.arena->Allocate(6 * kMiB);
   void* b = t.arena->Allocate(2 * kMiB);
   t.arena->Deallocate(a);
@@ -318,7 +312,7 @@ TEST(ExpandableArena, MaxMemCapsCommittedBytesAndFreeGranulesMakeRoom) {
 }
 
 TEST(ExpandableArena, RecoversAfterARefusedCommit) {
-  VirtualArena t(Expandable(0));
+  VirtualArena t(ExpandableConfig(0));
   CommitAudit audit;
   std::map<std::uintptr_t, std::size_t> live;
   void* a = t.arena->Allocate(4 * kMiB);
@@ -353,7 +347,7 @@ TEST(ExpandableArena, RecoversAfterARefusedCommit) {
 }
 
 TEST(ExpandableArena, ARefusedCommitIsRetriedAfterDecommittingFreeGranules) {
-  VirtualArena t(Expandable(/*threshold=*/1024 * kMiB));
+  VirtualArena t(ExpandableConfig(/*threshold=*/1024 * kMiB));
   CommitAudit audit;
   std::map<std::uintptr_t, std::size_t> live;
   void* a = t.arena->Allocate(8 * kMiB);
@@ -374,7 +368,7 @@ TEST(ExpandableArena, ARefusedCommitIsRetriedAfterDecommittingFreeGranules) {
 TEST(ExpandableArena, AnExhaustedReservationIsNamedWithItsKnob) {
   SimulatedVirtualMemorySource::Options options;
   options.reserve_bytes = 8 * kMiB;
-  VirtualArena t(Expandable(0, /*max_mem=*/64 * kMiB), options);
+  VirtualArena t(ExpandableConfig(0, /*max_mem=*/64 * kMiB), options);
   void* a = t.arena->Allocate(6 * kMiB);
   EXPECT_EQ(t.arena->TryAllocate(4 * kMiB), nullptr);
   const std::string text = t.arena->DescribeFailure(4 * kMiB, kDefaultAlignment);

@@ -11,6 +11,7 @@
 #include "conformance/conformance_suite.h"
 #include "fake_device_runtime.h"
 #include "memarena/cuda.h"
+#include "support/expandable_config.h"
 #include "vmm_memory_source.h"
 
 namespace memarena::cuda {
@@ -20,13 +21,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kDeviceBytes = std::size_t{1} << 30;
 constexpr std::size_t kReserve = 256 * kMiB;
 
-ArenaConfig Expandable(std::size_t max_mem = 0, std::size_t threshold = 0) {
-  ArenaConfig config;
-  config.expandable_segments = true;
-  config.expandable_decommit_threshold = threshold;
-  config.max_mem = max_mem;
-  return config;
-}
+using memarena::testing::ExpandableConfig;
 
 // Device memory the fake runtime has handed out (cuMemCreate'd and not released).
 std::size_t DeviceUsed(FakeDeviceRuntime& runtime) {
@@ -51,7 +46,7 @@ TEST(VmmMemorySource, GranulesAreDeviceAllocationsAndHeldMatchesTheDevice) {
     auto source = std::make_shared<VmmMemorySource>(runtime, 0, kReserve);
     EXPECT_EQ(source->Granularity(), FakeDeviceRuntime::kGranularity);
     EXPECT_EQ(source->name(), "cuda_vmm");
-    BfcArena arena(source, Expandable());
+    BfcArena arena(source, ExpandableConfig());
     std::mt19937_64 rng(10);
     std::vector<void*> live;
     for (int i = 0; i < 2000; ++i) {
@@ -78,7 +73,7 @@ TEST(VmmMemorySource, GranulesAreDeviceAllocationsAndHeldMatchesTheDevice) {
 TEST(VmmMemorySource, ARefusedCuMemCreateFailsTheRequestAndTheNextOneSucceeds) {
   auto runtime = std::make_shared<FakeDeviceRuntime>(1, kDeviceBytes);
   auto source = std::make_shared<VmmMemorySource>(runtime, 0, kReserve);
-  BfcArena arena(source, Expandable());
+  BfcArena arena(source, ExpandableConfig());
   void* a = arena.Allocate(3 * kMiB);
   runtime->InjectOutOfMemory(1);  // nothing is free to decommit, so no retry
   EXPECT_EQ(arena.TryAllocate(8 * kMiB), nullptr);
@@ -95,7 +90,7 @@ TEST(VmmMemorySource, ARefusedCuMemCreateFailsTheRequestAndTheNextOneSucceeds) {
 TEST(VmmMemorySource, MaxMemAndTheDeviceBothCapCommittedMemory) {
   auto runtime = std::make_shared<FakeDeviceRuntime>(1, 64 * kMiB);
   auto source = std::make_shared<VmmMemorySource>(runtime, 0, kReserve);
-  BfcArena arena(source, Expandable(/*max_mem=*/32 * kMiB));
+  BfcArena arena(source, ExpandableConfig(/*decommit_threshold=*/0, /*max_mem=*/32 * kMiB));
   void* a = arena.Allocate(30 * kMiB);
   EXPECT_EQ(arena.TryAllocate(4 * kMiB), nullptr);  // max_mem, not the device
   EXPECT_NE(arena.DescribeFailure(4 * kMiB, kDefaultAlignment).find("max_mem"), std::string::npos);
