@@ -1,10 +1,12 @@
 // The GPU backend's logic on the fake device runtime (no GPU needed), one test per row of
 // issue 10's table plus the error and merge rules: OOM raises through the C ABI,
 // record_stream, empty_cache, bounded events over 200k pairs, per-thread streams, CUDA-graph
-// capture with private pools, sticky errors, a failing cudaSetDevice, cross-stream merging.
+// capture with private pools (also two captures at once, routed by PyTorch's stream filter),
+// sticky errors, a failing cudaSetDevice, cross-stream merging.
 // Each pluggable-ABI test uses its own device, because the ABI keeps one arena per device.
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <cerrno>
 #include <cstdlib>
 #include <condition_variable>
@@ -22,7 +24,7 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr std::size_t kDeviceBytes = std::size_t{1} << 30;
-constexpr int kDevices = 11;
+constexpr int kDevices = 13;
 
 // The one fake for the whole binary, installed before any arena exists.
 FakeDeviceRuntime& Fake() {
@@ -230,6 +232,110 @@ TEST(DeviceLogic, GraphCaptureStaysValidAndItsPoolIsPrivate) {
   memarena_cuda_release_graph_pool(kDevice, kPool);
   EXPECT_GE(held_with_pool - Stats(kDevice).bytes_held, 4 * kMiB) << "the pool outlived its graph";
   memarena_cuda_free(outside, 4 * kMiB, kDevice, nullptr);
+}
+
+// PyTorch's graph filter: the stream takes part in this graph's capture (cudaStreamGetCaptureInfo
+// says active, with the graph's capture id).
+struct CaptureFilter {
+  std::uint64_t capture_id;
+};
+int IsCapturingInto(void* context, CUstream_st* stream) {
+  CaptureStatus status = CaptureStatus::kNone;
+  std::uint64_t id = 0;
+  Fake().StreamCaptureStatus(DeviceStream{reinterpret_cast<std::uintptr_t>(stream)}, &status, &id);
+  return status == CaptureStatus::kActive && id == static_cast<CaptureFilter*>(context)->capture_id;
+}
+
+// Two captures underway at once, on two threads and two streams, into two pools (PyTorch
+// allows it): each stream's blocks land in its own graph's pool, a block freed in one capture
+// is not handed to the other, and releasing one graph gives back its pool's memory while the
+// other pool's blocks stay in use.
+TEST(DeviceLogic, ConcurrentCapturesRouteEachStreamToItsOwnPool) {
+  constexpr int kDevice = 11;
+  constexpr unsigned long long kPoolA = 101, kPoolB = 202;
+  const DeviceStream sa = NewStream();
+  const DeviceStream sb = NewStream();
+  CaptureFilter graph_a{1001}, graph_b{2002};
+  std::barrier step(2);
+  void* a[2] = {};
+  void* b[3] = {};
+  bool a_valid = false, b_valid = false;
+  std::thread thread_a([&] {
+    memarena_cuda_begin_graph_pool_filtered(kDevice, kPoolA, &IsCapturingInto, &graph_a);
+    Fake().BeginCapture(sa, graph_a.capture_id);
+    step.arrive_and_wait();  // both captures underway
+    for (void*& p : a) p = memarena_cuda_malloc(4 * kMiB, kDevice, Cuda(sa));
+    step.arrive_and_wait();
+    memarena_cuda_free(a[0], 4 * kMiB, kDevice, Cuda(sa));  // freed inside A's capture
+    step.arrive_and_wait();
+    step.arrive_and_wait();  // B allocated after the free
+    a_valid = Fake().EndCapture(sa);
+    memarena_cuda_end_graph_pool(kDevice, kPoolA);
+  });
+  std::thread thread_b([&] {
+    memarena_cuda_begin_graph_pool_filtered(kDevice, kPoolB, &IsCapturingInto, &graph_b);
+    Fake().BeginCapture(sb, graph_b.capture_id);
+    step.arrive_and_wait();
+    b[0] = memarena_cuda_malloc(6 * kMiB, kDevice, Cuda(sb));
+    b[1] = memarena_cuda_malloc(6 * kMiB, kDevice, Cuda(sb));
+    step.arrive_and_wait();
+    step.arrive_and_wait();  // A freed a[0]
+    b[2] = memarena_cuda_malloc(4 * kMiB, kDevice, Cuda(sb));
+    step.arrive_and_wait();
+    b_valid = Fake().EndCapture(sb);
+    memarena_cuda_end_graph_pool(kDevice, kPoolB);
+  });
+  thread_a.join();
+  thread_b.join();
+  EXPECT_TRUE(a_valid && b_valid) << "the allocator invalidated a capture";
+  EXPECT_NE(b[2], a[0]) << "a block freed in graph A's capture went to graph B";
+  EXPECT_EQ(Stats(kDevice).bytes_requested, 20 * kMiB);  // a[1] and the three b
+
+  // Graph A is destroyed and its output freed: its whole pool goes, B's blocks stay in use.
+  const std::size_t held_before = Stats(kDevice).bytes_held;
+  memarena_cuda_free(a[1], 4 * kMiB, kDevice, Cuda(sa));
+  memarena_cuda_release_graph_pool(kDevice, kPoolA);
+  const memarena_stats after_a = Stats(kDevice);
+  EXPECT_GE(held_before - after_a.bytes_held, 8 * kMiB) << "graph A's blocks were not in pool A";
+  EXPECT_EQ(after_a.bytes_requested, 16 * kMiB) << "releasing pool A touched pool B's blocks";
+  for (void* p : b) memarena_cuda_free(p, 0, kDevice, Cuda(sb));
+  memarena_cuda_release_graph_pool(kDevice, kPoolB);
+  EXPECT_EQ(Stats(kDevice).bytes_held, 0u) << "a block of a capture landed outside its pool";
+}
+
+// torch.cuda.use_mem_pool: a filter that takes one stream routes it to the pool without any
+// capture, other streams keep the device's arena; a pool shared by two graphs lives until both
+// are released, because graph replays still write its free blocks.
+TEST(DeviceLogic, FilteredPoolTakesOnlyItsStreamAndLivesUntilItsLastUserIsReleased) {
+  constexpr int kDevice = 12;
+  constexpr unsigned long long kPool = 7;
+  const DeviceStream mine = NewStream();
+  const DeviceStream other = NewStream();
+  struct OneStream {
+    DeviceStream stream;
+  } only_mine{mine};
+  const memarena_cuda_stream_filter is_mine = [](void* context, CUstream_st* s) -> int {
+    return static_cast<OneStream*>(context)->stream.value == reinterpret_cast<std::uintptr_t>(s);
+  };
+  void* outside = memarena_cuda_malloc(kMiB, kDevice, Cuda(other));  // the device's arena
+  memarena_cuda_free(outside, kMiB, kDevice, Cuda(other));
+  const std::size_t arena_held = Stats(kDevice).bytes_held;
+
+  memarena_cuda_begin_graph_pool_filtered(kDevice, kPool, is_mine, &only_mine);
+  void* in_pool = memarena_cuda_malloc(kMiB, kDevice, Cuda(mine));
+  void* not_in_pool = memarena_cuda_malloc(kMiB, kDevice, Cuda(other));
+  memarena_cuda_end_graph_pool(kDevice, kPool);
+  EXPECT_EQ(not_in_pool, outside) << "a stream the filter refuses left the device's arena";
+  EXPECT_NE(in_pool, outside);
+  memarena_cuda_free(not_in_pool, kMiB, kDevice, Cuda(other));
+  memarena_cuda_free(in_pool, kMiB, kDevice, Cuda(mine));
+
+  memarena_cuda_begin_graph_pool_filtered(kDevice, kPool, is_mine, &only_mine);  // 2nd user
+  memarena_cuda_end_graph_pool(kDevice, kPool);
+  memarena_cuda_release_graph_pool(kDevice, kPool);
+  EXPECT_GT(Stats(kDevice).bytes_held, arena_held) << "the pool went while a graph still used it";
+  memarena_cuda_release_graph_pool(kDevice, kPool);
+  EXPECT_EQ(Stats(kDevice).bytes_held, arena_held) << "the pool outlived its last graph";
 }
 
 // Only cudaErrorMemoryAllocation is out of memory: a sticky error is reported as such after
