@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and stages the GPU check bundle (gpu-bundle/, ignored by git): stripped GPU test and
-# benchmark binaries, libmemarena_cuda.so and the shared libraries they need that a machine
+# benchmark binaries (the device-logic rows on the fake and on the real runtime included), libmemarena_cuda.so and the shared libraries they need that a machine
 # with only a driver, the CUDA toolkit and PyTorch lacks (fmt, cudart), the PyTorch helper, the
 # PyTorch checks and scripts/gpu_check.sh. Copy the folder to the GPU machine and run
 # `gpu-bundle/gpu_check.sh` there (no GoogleTest, Google Benchmark or fmt needed).
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 build="${1:-build-gpu}"
 bundle="${2:-gpu-bundle}"
 limit_mib=64
-targets=(memarena_cuda cuda_arena_test device_logic_test arena_device_bench)
+targets=(memarena_cuda cuda_arena_test device_logic_test device_logic_gpu_test arena_device_bench)
 
 launcher=()
 if command -v ccache >/dev/null; then
@@ -26,7 +26,8 @@ cmake --build "$build" -j "${JOBS:-2}" --target "${targets[@]}"
 
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/python" "$bundle/checks"
-for exe in tests/cuda/cuda_arena_test tests/cuda/device_logic_test bench/arena/arena_device_bench; do
+for exe in tests/cuda/cuda_arena_test tests/cuda/device_logic_test tests/cuda/device_logic_gpu_test \
+  bench/arena/arena_device_bench; do
   strip --strip-unneeded -o "$bundle/bin/$(basename "$exe")" "$build/$exe"
 done
 strip --strip-unneeded -o "$bundle/lib/libmemarena_cuda.so" "$build/cuda/libmemarena_cuda.so"

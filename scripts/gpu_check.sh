@@ -4,7 +4,9 @@
 # needed there, no GoogleTest, Google Benchmark or fmt). Runs, each under its own time limit,
 # ~9 minutes at most in all:
 #   cuda_arena_test        the GPU tests, PluggableOnDevice.* included
-#   device_logic_test      the device-logic rows (the fake runtime; it needs no GPU)
+#   device_logic_test      the device-logic rows on the fake runtime (as in CI)
+#   device_logic_gpu_test  the same rows on the real runtime and device 0, streams held by a
+#                          spin kernel (the fake-only rows, injected failures, are left out)
 #   arena_device_bench     pairs of 256 B / 64 KiB / 4 MiB through the C++ API and the pluggable
 #                          ABI vs cudaMalloc and cudaMallocAsync, the mixed trace with 1,000 live
 #                          blocks, host RSS over 1,000,000 same-stream pairs
@@ -33,9 +35,10 @@ step() {
   local rc=$?
   local verdict=PASS
   ((rc == 0)) || verdict="FAIL (exit $rc$( ((rc == 124)) && echo ', timed out'))"
-  grep -q "nothing measured" "$out/$name.log" && verdict="FAIL (no device: nothing measured)"
+  grep -q "nothing measured\|no usable CUDA device" "$out/$name.log" &&
+    verdict="FAIL (no usable device: nothing ran on a GPU)"
   local skipped
-  skipped=$(grep -c '^\[  SKIPPED \]' "$out/$name.log")
+  skipped=$(grep -c '^\[  SKIPPED \] .* ms)$' "$out/$name.log")
   ((skipped == 0)) || verdict="$verdict ($skipped tests skipped: see the log for why)"
   tail -n 30 "$out/$name.log"
   summary+=("$verdict $name, $((SECONDS - start)) s")
@@ -56,14 +59,16 @@ fi
 } >"$out/machine.log" 2>&1
 head -n 40 "$out/machine.log"
 
-step cuda_arena_test 120 "$here/bin/cuda_arena_test" --gtest_color=no
-step device_logic_test 60 "$here/bin/device_logic_test" --gtest_color=no
-step arena_device_bench 150 "$here/bin/arena_device_bench"
-step torch_cuda_checks 250 "$python" "$here/checks/torch_cuda_checks.py" --timeout 60 \
+step cuda_arena_test 90 "$here/bin/cuda_arena_test" --gtest_color=no
+step device_logic_test 40 "$here/bin/device_logic_test" --gtest_color=no
+step device_logic_gpu_test 60 "$here/bin/device_logic_gpu_test" --gtest_color=no
+step arena_device_bench 120 "$here/bin/arena_device_bench"
+step torch_cuda_checks 240 "$python" "$here/checks/torch_cuda_checks.py" --timeout 60 \
   --library "$MEMARENA_CUDA_LIBRARY" --python-dir "$here/python"
 
 echo "== summary (logs in $out)"
-grep -h "^\[  FAILED  \]\|^\[  SKIPPED \]" "$out/cuda_arena_test.log" "$out/device_logic_test.log" | sort -u
+grep -h "^\[  FAILED  \]\|^\[  SKIPPED \]" "$out/cuda_arena_test.log" "$out/device_logic_test.log" \
+  "$out/device_logic_gpu_test.log" | sort -u
 grep -h "^PASS \|^FAIL \|^torch_cuda_checks:" "$out/torch_cuda_checks.log"
 printf '%s\n' "${summary[@]}"
 ! printf '%s\n' "${summary[@]}" | grep -q '^FAIL'
