@@ -34,8 +34,6 @@ namespace memarena::cuda {
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-constexpr std::size_t kDeviceBytes = std::size_t{1} << 30;
-constexpr int kDevices = 13;
 
 #ifdef MEMARENA_DEVICE_LOGIC_ON_GPU
 StreamControl& Control() {
@@ -43,6 +41,9 @@ StreamControl& Control() {
   return *control;
 }
 #else
+constexpr std::size_t kDeviceBytes = std::size_t{1} << 30;
+constexpr int kDevices = 13;
+
 std::shared_ptr<FakeDeviceRuntime> FakeRuntime() {
   static auto runtime = std::make_shared<FakeDeviceRuntime>(kDevices, kDeviceBytes);
   return runtime;
