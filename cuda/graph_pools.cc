@@ -1,67 +1,86 @@
-// GraphPools: per-graph arenas, routing of capture-time allocations, and release.
+// GraphPools: per-graph arenas, routing of allocations by each pool's stream filter, release.
 #include "graph_pools.h"
 
 #include <algorithm>
 
 namespace memarena::cuda {
 
-void GraphPools::Begin(std::uint64_t pool_id) {
+void GraphPools::Begin(std::uint64_t pool_id, PoolFilter filter) {
   common::MutexLock lock(mutex_);
   auto [it, inserted] = pools_.try_emplace(pool_id);
   if (inserted) {
     it->second.arena = std::make_shared<BfcArena>(source_, config_, fence_);
     pools_alive_.fetch_add(1, std::memory_order_acq_rel);
   }
-  it->second.released = false;
   ++it->second.captures;
-  active_.push_back(pool_id);
+  ++it->second.users;
+  underway_.push_back({pool_id, filter});
   captures_.fetch_add(1, std::memory_order_acq_rel);
   fence_->BeginCapture();
 }
 
 void GraphPools::End(std::uint64_t pool_id) {
   common::MutexLock lock(mutex_);
-  const auto active = std::find(active_.rbegin(), active_.rend(), pool_id);
-  if (active == active_.rend()) return;  // not capturing into it: nothing to end
-  active_.erase(std::next(active).base());
-  --pools_[pool_id].captures;
+  const auto entry = std::find_if(underway_.rbegin(), underway_.rend(),
+                                  [pool_id](const Underway& u) { return u.pool_id == pool_id; });
+  if (entry == underway_.rend()) return;  // not allocating to it: nothing to end
+  underway_.erase(std::next(entry).base());
+  const auto it = pools_.find(pool_id);
+  --it->second.captures;
   captures_.fetch_sub(1, std::memory_order_acq_rel);
   fence_->EndCapture();
+  DropIfDone(it);
 }
 
 void GraphPools::Release(std::uint64_t pool_id) {
   common::MutexLock lock(mutex_);
   const auto it = pools_.find(pool_id);
   if (it == pools_.end()) return;
-  it->second.released = true;
+  if (it->second.users > 0) --it->second.users;
   DropIfDone(it);
 }
 
 void GraphPools::DropIfDone(std::map<std::uint64_t, Pool>::iterator it) {
   const Pool& pool = it->second;
-  if (!pool.released || pool.captures != 0 || pool.arena->GetStats().bytes_in_use != 0) return;
+  if (pool.users != 0 || pool.captures != 0 || pool.arena->GetStats().bytes_in_use != 0) return;
   pools_.erase(it);  // the arena's destructor gives its regions back to the device
   pools_alive_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void* GraphPools::TryAllocate(std::size_t bytes, std::size_t alignment, StreamHandle stream,
-                              bool* routed) {
-  *routed = false;
-  if (!capturing()) return nullptr;
-  DeviceRuntime& runtime = source_->runtime();
-  CaptureStatus status = CaptureStatus::kNone;
-  runtime.StreamCaptureStatus(StreamOfHandle(stream), &status);
-  if (status != CaptureStatus::kActive) return nullptr;
-  std::shared_ptr<BfcArena> arena = ActiveArena();
-  if (arena == nullptr) return nullptr;
-  *routed = true;
-  return arena->TryAllocateOnStream(bytes, alignment, stream);
+std::shared_ptr<BfcArena> GraphPools::Route(DeviceStream stream) {
+  // Asked at most once per allocation, and only when an unfiltered pool is underway.
+  bool capture_known = false;
+  bool stream_capturing = false;
+  for (auto u = underway_.rbegin(); u != underway_.rend(); ++u) {
+    bool accepted = false;
+    if (u->filter.accepts != nullptr) {
+      accepted = u->filter.accepts(u->filter.context,
+                                   reinterpret_cast<CUstream_st*>(stream.value)) != 0;
+    } else {
+      if (!capture_known) {
+        CaptureStatus status = CaptureStatus::kNone;
+        source_->runtime().StreamCaptureStatus(stream, &status);
+        stream_capturing = status == CaptureStatus::kActive;
+        capture_known = true;
+      }
+      accepted = stream_capturing;
+    }
+    if (accepted) return pools_.at(u->pool_id).arena;
+  }
+  return nullptr;
 }
 
-std::shared_ptr<BfcArena> GraphPools::ActiveArena() const {
-  common::MutexLock lock(mutex_);
-  if (active_.empty()) return nullptr;
-  return pools_.at(active_.back()).arena;
+void* GraphPools::TryAllocate(std::size_t bytes, std::size_t alignment, DeviceStream stream,
+                              StreamHandle handle, std::shared_ptr<BfcArena>* routed) {
+  routed->reset();
+  if (!capturing()) return nullptr;
+  {
+    // The filters run under the lock: End may free a filter's context once it returns.
+    common::MutexLock lock(mutex_);
+    *routed = Route(stream);
+  }
+  if (*routed == nullptr) return nullptr;
+  return (*routed)->TryAllocateOnStream(bytes, alignment, handle);
 }
 
 bool GraphPools::Free(void* ptr, StreamHandle stream) {

@@ -128,14 +128,14 @@ extern "C" {
 void* memarena_cuda_malloc(std::size_t size, int device, CUstream_st* stream) {
   if (size == 0) return nullptr;  // PyTorch keeps a null data pointer for empty tensors
   DeviceState& s = StateFor(device);
-  const memarena::StreamHandle handle =
-      s.runtime->ResolveStream({reinterpret_cast<std::uintptr_t>(stream)});
+  const memarena::cuda::DeviceStream raw{reinterpret_cast<std::uintptr_t>(stream)};
+  const memarena::StreamHandle handle = s.runtime->ResolveStream(raw);
   memarena::cuda::FreeDeferred(s);
   if (s.pools.capturing()) {
-    bool routed = false;
-    void* p = s.pools.TryAllocate(size, memarena::cuda::kDeviceAlignment, handle, &routed);
+    std::shared_ptr<memarena::BfcArena> pool;
+    void* p = s.pools.TryAllocate(size, memarena::cuda::kDeviceAlignment, raw, handle, &pool);
     if (p != nullptr) return p;
-    if (routed) memarena::cuda::ThrowOutOfMemory(s, *s.pools.ActiveArena(), size, device);
+    if (pool != nullptr) memarena::cuda::ThrowOutOfMemory(s, *pool, size, device);
   }
   if (void* p = s.arena.TryAllocateOnStream(size, memarena::cuda::kDeviceAlignment, handle)) {
     return p;
@@ -210,6 +210,11 @@ int memarena_cuda_set_memory_fraction(double fraction, int device) {
 
 void memarena_cuda_begin_graph_pool(int device, unsigned long long pool_id) {
   StateFor(device).pools.Begin(pool_id);
+}
+
+void memarena_cuda_begin_graph_pool_filtered(int device, unsigned long long pool_id,
+                                             memarena_cuda_stream_filter filter, void* context) {
+  StateFor(device).pools.Begin(pool_id, {filter, context});
 }
 
 void memarena_cuda_end_graph_pool(int device, unsigned long long pool_id) {

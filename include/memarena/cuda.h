@@ -98,11 +98,27 @@ void memarena_cuda_reset_peak_stats(int device);
 // ENODEV when the device's capacity is unknown, ENOTSUP for an expandable arena (use
 // MEMARENA_CUDA_CONF's max_mem, which caps its committed bytes).
 int memarena_cuda_set_memory_fraction(double fraction, int device);
-// CUDA graphs (PyTorch's beginAllocateToPool / endAllocateToPool / releasePool): between
-// begin and end, allocations on capturing streams come from the private pool `pool_id`, and
-// no event is recorded or queried on `device`. Release frees the pool's memory once none of
-// it is in use.
+// CUDA graphs and memory pools (PyTorch's beginAllocateToPool / endAllocateToPool /
+// releasePool). Between begin and end, allocations on the streams the pool takes come from
+// the private pool `pool_id`, and no event is recorded or queried on `device`. When several
+// are underway at once (two captures on two streams, as PyTorch allows), an allocation goes to
+// the newest one that takes its stream, as in PyTorch's own allocator; blocks freed later go
+// back to the pool they came from. Each begin counts one user of the pool (graphs may share a
+// pool); release drops one, and the pool's memory goes back to the device once no user is
+// left and none of it is in use. end without a matching begin is a no-op.
+//
+// memarena_cuda_begin_graph_pool: the pool takes every stream that is being captured
+// (cudaStreamIsCapturing), which is right while only one capture is underway.
 void memarena_cuda_begin_graph_pool(int device, unsigned long long pool_id);
+// PyTorch's filter: returns nonzero when `stream` allocates to the pool (for a CUDA graph, the
+// stream is capturing into that graph). Called from memarena_cuda_malloc under a lock of
+// memarena's: it must not call back into memarena.
+typedef int (*memarena_cuda_stream_filter)(void* context, CUstream_st* stream);
+// The pool takes the streams `filter` accepts (a null filter: as
+// memarena_cuda_begin_graph_pool). `context` is passed to `filter` and must stay valid until
+// memarena_cuda_end_graph_pool(device, pool_id) returns.
+void memarena_cuda_begin_graph_pool_filtered(int device, unsigned long long pool_id,
+                                             memarena_cuda_stream_filter filter, void* context);
 void memarena_cuda_end_graph_pool(int device, unsigned long long pool_id);
 void memarena_cuda_release_graph_pool(int device, unsigned long long pool_id);
 }
