@@ -3,13 +3,17 @@
 // together or at random intervals), arena / lower bound for greedy by size and for
 // PlanBest, whether the arena fits the capacity in the file name, and planning time (wall
 // and process CPU, since the machine may be shared). A summary table follows.
-//   planner_bench [--budget_ms=N] [Google Benchmark flags]   (PlanBest budget, default 1000)
+//   planner_bench [--budget_ms=N] [--external_traces=DIR] [Google Benchmark flags]
+// --budget_ms: PlanBest's budget (default 1000). --external_traces (or the environment
+// variable MEMARENA_EXTERNAL_TRACES): a folder of CSV traces kept outside the repository
+// (public dumps of real training graphs, see docs/planner.md), run as external/<file>.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <cstring>
 #include <filesystem>
@@ -120,6 +124,34 @@ void RegisterFile(const std::filesystem::path& file, const std::string& name) {
            memarena::CapacityFromFileName(file.string()));
 }
 
+// The .csv files under `dir`, sorted.
+std::vector<std::filesystem::path> CsvFiles(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".csv") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// External traces are optional: say why none run rather than failing or staying silent.
+void RegisterExternalTraces(const std::string& dir) {
+  if (dir.empty()) {
+    std::printf("planner_bench: no external traces (set MEMARENA_EXTERNAL_TRACES=DIR or pass "
+                "--external_traces=DIR)\n");
+    return;
+  }
+  if (!std::filesystem::is_directory(dir)) {
+    std::printf("planner_bench: external traces skipped: %s is not a directory\n", dir.c_str());
+    return;
+  }
+  const std::vector<std::filesystem::path> files = CsvFiles(dir);
+  std::printf("planner_bench: %zu external traces from %s\n", files.size(), dir.c_str());
+  for (const auto& file : files) {
+    RegisterFile(file, "external/" + std::filesystem::relative(file, dir).string());
+  }
+}
+
 void PrintSummary() {
   std::string out = fmt::format(
       "\nPlanBest budget {} ms; medians; times are wall / process CPU in ms\n"
@@ -149,9 +181,13 @@ void PrintSummary() {
 
 int main(int argc, char** argv) {
   std::vector<char*> args;
+  const char* external_env = std::getenv("MEMARENA_EXTERNAL_TRACES");
+  std::string external = external_env == nullptr ? "" : external_env;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--budget_ms=", 12) == 0) {
       g_budget = std::chrono::milliseconds(std::stoll(argv[i] + 12));
+    } else if (std::strncmp(argv[i], "--external_traces=", 18) == 0) {
+      external = argv[i] + 18;
     } else {
       args.push_back(argv[i]);
     }
@@ -164,14 +200,10 @@ int main(int argc, char** argv) {
                  dir.c_str());
     return 1;
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (entry.path().extension() == ".csv") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
+  for (const auto& file : CsvFiles(dir)) {
     RegisterFile(file, std::filesystem::relative(file, dir).string());
   }
+  RegisterExternalTraces(external);
   Register("synthetic-trace-20000", memarena::bench::SyntheticTrace(20000, 7), 0);
   for (const std::size_t n : {20000, 60000, 200000}) {
     Register(fmt::format("training-{}", n),

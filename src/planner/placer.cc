@@ -17,16 +17,17 @@ std::vector<std::int64_t> DistinctTimes(const std::vector<PlanTensor>& tensors) 
   return times;
 }
 
+std::uint32_t SlotOf(const std::vector<std::int64_t>& times, std::int64_t time) {
+  return static_cast<std::uint32_t>(std::lower_bound(times.begin(), times.end(), time) -
+                                    times.begin());
+}
+
 Placer::Placer(const std::vector<PlanTensor>& tensors)
     : tensors_(tensors), times_(DistinctTimes(tensors)), slot_lo_(tensors.size()),
       slot_hi_(tensors.size()), occupancy_(times_.empty() ? 0 : times_.size() - 1) {
-  auto slot = [&](std::int64_t time) {
-    return static_cast<std::uint32_t>(std::lower_bound(times_.begin(), times_.end(), time) -
-                                      times_.begin());
-  };
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    slot_lo_[i] = slot(tensors[i].lower);
-    slot_hi_[i] = slot(tensors[i].upper);
+    slot_lo_[i] = SlotOf(times_, tensors[i].lower);
+    slot_hi_[i] = SlotOf(times_, tensors[i].upper);
   }
 }
 

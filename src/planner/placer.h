@@ -43,6 +43,8 @@ class Placer {
 
 // Distinct lifetime boundaries, sorted: slot k is [times[k], times[k + 1]).
 std::vector<std::int64_t> DistinctTimes(const std::vector<PlanTensor>& tensors);
+// The slot a lifetime boundary `time` (one of `times`) starts.
+std::uint32_t SlotOf(const std::vector<std::int64_t>& times, std::int64_t time);
 
 // Indices sorted by size, largest first; ties by longer lifetime, then index.
 std::vector<Index> SizeOrder(const std::vector<PlanTensor>& tensors);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string_view>
 
@@ -13,9 +14,8 @@
 namespace memarena::testing {
 namespace {
 
-std::vector<std::filesystem::path> DataFiles() {
+std::vector<std::filesystem::path> CsvFilesIn(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
-  const std::filesystem::path dir = PlannerDataDir();
   if (!std::filesystem::is_directory(dir)) return files;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (entry.path().extension() == ".csv") files.push_back(entry.path());
@@ -23,6 +23,8 @@ std::vector<std::filesystem::path> DataFiles() {
   std::sort(files.begin(), files.end());
   return files;
 }
+
+std::vector<std::filesystem::path> DataFiles() { return CsvFilesIn(PlannerDataDir()); }
 
 TEST(PlannerDataFiles, EveryFileIsPlannedAndValidated) {
   const auto files = DataFiles();
@@ -73,6 +75,32 @@ TEST(PlannerDataFiles, MiniMallocChallengingInstancesAllFitTheirCapacity) {
     ExpectValid(csv.tensors, plan);
     EXPECT_LE(plan.arena_size, options.capacity_target)
         << "method " << plan.method << ", lower bound " << plan.lower_bound;
+  }
+}
+
+// Public SOMAS dumps of real training graphs are kept outside the repository (licence and
+// size, docs/planner.md); point MEMARENA_EXTERNAL_TRACES at their folder to check the
+// issue's bar on them: within 0.5 % of the lower bound. PlanBest stops as soon as it gets
+// there, so the generous budget only bounds a failure on a slow or loaded machine.
+TEST(PlannerExternalTraces, RealTrainingGraphsComeWithinHalfAPercentOfTheLowerBound) {
+  const char* dir = std::getenv("MEMARENA_EXTERNAL_TRACES");
+  if (dir == nullptr) {
+    GTEST_SKIP() << "MEMARENA_EXTERNAL_TRACES is not set (a folder of training-graph traces "
+                    "kept outside the repository, see docs/planner.md)";
+  }
+  const auto files = CsvFilesIn(dir);
+  ASSERT_FALSE(files.empty()) << "no .csv files in MEMARENA_EXTERNAL_TRACES=" << dir;
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    const PlanCsv csv = ReadPlanCsvFile(file.string());
+    const std::size_t lower_bound = LowerBound(csv.tensors);
+    PlanOptions options;
+    options.budget = std::chrono::seconds(60);
+    options.capacity_target = lower_bound + lower_bound / 200;
+    const Plan best = PlanBest(csv.tensors, options);
+    ExpectValid(csv.tensors, best);
+    EXPECT_LE(best.arena_size, options.capacity_target)
+        << fmt::format("{} above the lower bound with {}", best.Ratio() - 1, best.method);
   }
 }
 
