@@ -103,6 +103,7 @@ void BatchShapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_TEMPLATE(BM_Batch, Glibc)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, Host)->Apply(BatchShapes);
+BENCHMARK_TEMPLATE(BM_Batch, HostUnchecked)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, Tcmalloc)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, Mimalloc)->Apply(BatchShapes);
 

@@ -16,6 +16,7 @@
 #include "host/host_api.h"
 #include "host/invalid_free.h"
 #include "host/meta_pool.h"
+#include "host/object_start.h"
 #include "host/page_heap.h"
 #include "host/pagemap.h"
 #include "host/thread_cache.h"
@@ -238,6 +239,10 @@ ThreadCache* CreateThreadCache() noexcept {
   ThreadCache* tc = g_cache_pool.New();
   if (tc == nullptr) return nullptr;
   tc->max_bytes = g_thread_cache_bytes.load(std::memory_order_relaxed);
+  tc->free_key = g_free_key.load(std::memory_order_relaxed);
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    tc->lists[cls].start_test = detail::kObjectStartTests[cls];
+  }
   tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
   tc->sample_epoch = sampler::Epoch();
   tc->sample_left = sampler::NextInterval();
@@ -437,38 +442,58 @@ void FreeLarge(void* ptr) noexcept {
 
 // A small object whose free failed the fast path's check: not at an object start, or
 // already carrying its freed mark.
-[[gnu::cold, gnu::noinline]] void RejectSmallFree(void* ptr, unsigned entry,
+[[gnu::cold, gnu::noinline]] void RejectSmallFree(void* ptr, std::uint64_t entry,
                                                   std::size_t cls) noexcept {
-  const Misuse misuse =
-      IsObjectStart(ptr, entry, cls) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
+  const Misuse misuse = IsObjectStart(ptr, entry) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
   ReportInvalidFree(ptr, misuse, "free", cls);
 }
 
-// The checks every small free makes: two compares and a multiply on a line free touches
-// anyway. True when `ptr` may be freed; it then carries its freed mark.
-inline bool AcceptSmallFree(void* ptr, unsigned entry, std::size_t cls) noexcept {
-  const std::uintptr_t mark = FreedMark(ptr);
-  if (!IsObjectStart(ptr, entry, cls) || MarkWord(ptr) == mark) [[unlikely]] {
-    RejectSmallFree(ptr, entry, cls);
-    return false;
-  }
+// The two checks of a small free: `ptr` starts an object (one multiply, one subtraction and
+// one compare against the pagemap entry, object_start.h), and does not carry the freed mark.
+// True when it may be freed.
+inline bool MayFree(const void* ptr, std::uint64_t entry, std::uintptr_t mark,
+                    const ObjectStartTest& test) noexcept {
+  return IsObjectStart(ptr, entry, test) && MarkWord(ptr) != mark;
+}
+inline bool MayFree(const void* ptr, std::uint64_t entry, std::uintptr_t mark) noexcept {
+  return MayFree(ptr, entry, mark, detail::kObjectStartTests[entry & Pagemap::kClassMask]);
+}
+
+// Marks a small object that passed MayFree as free.
+inline void MarkFree(void* ptr, std::uintptr_t mark, std::size_t cls) noexcept {
   MarkWord(ptr) = mark;
   // ASAN builds: all but the link and the mark (the heap's own words) is off limits until
   // the object is handed out again, so a use after free is reported.
   if constexpr (common::kAsan) {
     common::PoisonFree(static_cast<char*>(ptr) + 16, kSizes[cls] - 16);
   }
-  return true;
 }
 
-[[gnu::noinline]] void FreeSlow(void* ptr, unsigned entry) noexcept {
+// Pushes a freed small object on this thread's list of its class.
+inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
+  ThreadCache::List& list = tc->lists[cls];
+  NextObject(ptr) = list.head;
+  list.head = ptr;
+  const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
+  list.length.store(length, std::memory_order_relaxed);
+  if (length > list.max_length) [[unlikely]] FreeOverflow(tc, cls);
+}
+
+// Every free the fast path did not take: large blocks, frees without a thread cache, and
+// the small frees whose checks failed (reported here).
+[[gnu::noinline]] void FreeSlow(void* ptr, std::uint64_t entry) noexcept {
   const std::size_t cls = entry & Pagemap::kClassMask;
   if (cls == 0) {
     FreeLarge(ptr);
     return;
   }
   InitFreeKey();  // a thread without a cache may free before any cache exists
-  if (!AcceptSmallFree(ptr, entry, cls)) return;
+  const std::uintptr_t mark = FreedMark(ptr);
+  if (!MayFree(ptr, entry, mark)) [[unlikely]] {
+    RejectSmallFree(ptr, entry, cls);
+    return;
+  }
+  MarkFree(ptr, mark, cls);
   ThreadCache* tc = CurrentCache();
   if (tc == nullptr) {
     NextObject(ptr) = nullptr;
@@ -477,12 +502,7 @@ inline bool AcceptSmallFree(void* ptr, unsigned entry, std::size_t cls) noexcept
     g_central.Insert(cls, ptr, ptr, 1);
     return;
   }
-  ThreadCache::List& list = tc->lists[cls];
-  NextObject(ptr) = list.head;
-  list.head = ptr;
-  const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
-  list.length.store(length, std::memory_order_relaxed);
-  if (length > list.max_length) FreeOverflow(tc, cls);
+  PushFree(tc, cls, ptr);
 }
 
 // The fast paths. kChecked = false leaves out the misuse checks (the freed mark's clear on
@@ -512,22 +532,25 @@ inline void* AllocateFast(std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateSlow(bytes, alignment);
 }
 
+// Checked, the class test is left to the checks: a page of class 0 (large, free, foreign)
+// fails the object-start test, which sends large frees to FreeSlow too.
 template <bool kChecked>
 inline void FreeFast(void* ptr) noexcept {
   if (ptr == nullptr) return;
-  const unsigned entry = g_pagemap.EntryOf(ptr);
+  const std::uint64_t entry = g_pagemap.EntryOf(ptr);
   const std::size_t cls = entry & Pagemap::kClassMask;
   ThreadCache* tc = t_cache;
-  if (cls != 0 && tc != nullptr) [[likely]] {
-    if constexpr (kChecked) {
-      if (!AcceptSmallFree(ptr, entry, cls)) [[unlikely]] return;
+  if constexpr (kChecked) {
+    if (tc != nullptr) [[likely]] {
+      const std::uintptr_t mark = FreedMark(ptr, tc->free_key);
+      if (MayFree(ptr, entry, mark, tc->lists[cls].start_test)) [[likely]] {
+        MarkFree(ptr, mark, cls);
+        PushFree(tc, cls, ptr);
+        return;
+      }
     }
-    ThreadCache::List& list = tc->lists[cls];
-    NextObject(ptr) = list.head;
-    list.head = ptr;
-    const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
-    list.length.store(length, std::memory_order_relaxed);
-    if (length > list.max_length) [[unlikely]] FreeOverflow(tc, cls);
+  } else if (cls != 0 && tc != nullptr) [[likely]] {
+    PushFree(tc, cls, ptr);
     return;
   }
   FreeSlow(ptr, entry);
@@ -557,9 +580,9 @@ void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }
 
 std::size_t UsableSize(const void* ptr) noexcept {
   if (ptr == nullptr) return 0;
-  const unsigned entry = g_pagemap.EntryOf(ptr);
+  const std::uint64_t entry = g_pagemap.EntryOf(ptr);
   if (const std::size_t cls = entry & Pagemap::kClassMask) {
-    const bool live = IsObjectStart(ptr, entry, cls) && MarkWord(ptr) != FreedMark(ptr);
+    const bool live = MayFree(ptr, entry, FreedMark(ptr));
     return live ? kSizes[cls] : 0;
   }
   const Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
@@ -567,11 +590,10 @@ std::size_t UsableSize(const void* ptr) noexcept {
 }
 
 void ReportInvalidPointer(const void* ptr, const char* operation) noexcept {
-  const unsigned entry = g_pagemap.EntryOf(ptr);
+  const std::uint64_t entry = g_pagemap.EntryOf(ptr);
   const std::size_t cls = entry & Pagemap::kClassMask;
   if (cls != 0) {
-    const Misuse misuse =
-        IsObjectStart(ptr, entry, cls) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
+    const Misuse misuse = IsObjectStart(ptr, entry) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
     ReportInvalidFree(ptr, misuse, operation, cls);
     return;
   }

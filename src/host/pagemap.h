@@ -1,5 +1,5 @@
 // Pagemap: a 2-level radix tree over 48-bit addresses mapping each heap page to its Span and
-// its entry (size class and page index inside a small span), so Free finds a pointer's
+// its entry (size class and object-start term of a small span), so Free finds a pointer's
 // class, and whether it points at an object's start, with two dependent loads and no lock.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "host/object_start.h"
 #include "host/size_classes.h"
 #include "host/span.h"
 
@@ -21,7 +22,7 @@ class Pagemap {
   static constexpr std::size_t kRootLength = std::size_t{1} << kRootBits;
 
   static constexpr std::size_t kLeafBytes =
-      kLeafLength * (sizeof(Span*) + sizeof(std::uint16_t));  // address space of one leaf
+      kLeafLength * (sizeof(Span*) + sizeof(std::uint64_t));  // address space of one leaf
 
   constexpr Pagemap() = default;
   Pagemap(const Pagemap&) = delete;
@@ -38,21 +39,11 @@ class Pagemap {
     return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
   }
 
-  // The entry of the page holding `ptr`: its size class in the low byte (0: large, free,
-  // or not a heap page) and, for a small span, the page's index in the span in the high
-  // byte (spans of a class have at most 128 pages). One load, as the class alone took.
-  static constexpr unsigned kClassMask = 0xff;
-  static constexpr unsigned kPageIndexShift = 8;
-  static_assert(kNumClasses <= kClassMask, "a size class fits in the entry's low byte");
-  static_assert(
-      [] {
-        for (std::size_t c = 1; c <= kNumClasses; ++c) {
-          if (detail::kClasses[c].pages > (std::size_t{1} << (16 - kPageIndexShift))) return false;
-        }
-        return true;
-      }(),
-      "every page index inside a small span fits in the entry's high byte");
-  std::uint16_t EntryOf(const void* ptr) const noexcept {
+  // The entry of the page holding `ptr`: for a page of a small span, its size class in the
+  // low byte and the span's object-start term above it (object_start.h); 0 for a large,
+  // free or foreign page. One load gives the free path both the class and the start test.
+  static constexpr unsigned kClassMask = kEntryClassMask;
+  std::uint64_t EntryOf(const void* ptr) const noexcept {
     const std::uintptr_t page = PageOf(ptr);
     const Leaf* leaf = LeafOf(page);
     if (leaf == nullptr) return 0;
@@ -66,8 +57,9 @@ class Pagemap {
   // memory for a leaf. Callers serialize (the page heap lock).
   bool Ensure(std::uintptr_t page, std::size_t count) noexcept;
 
-  // Maps `count` pages from `page` to `span` with class `size_class`; page i of the run
-  // gets index i (a small span is set from its first page). Leaves must exist.
+  // Maps `count` pages from `page` to `span` with class `size_class` (a small span is set
+  // from its first page: the entries' start term assumes `page` is where it starts).
+  // Leaves must exist.
   void Set(std::uintptr_t page, std::size_t count, Span* span, std::uint8_t size_class) noexcept;
   // Maps the first and last page only: enough for a free span's neighbours to find it.
   void SetEnds(Span* span) noexcept;
@@ -83,7 +75,7 @@ class Pagemap {
   // x86, visible to TSAN).
   struct Leaf {
     Span* span[kLeafLength];
-    std::uint16_t entry[kLeafLength];
+    std::uint64_t entry[kLeafLength];
   };
   static_assert(sizeof(Leaf) == kLeafBytes);
 

@@ -10,6 +10,7 @@
 #include "host/host_api.h"
 #include "common/asan.h"
 #include "host/invalid_free.h"
+#include "host/object_start.h"
 #include "memarena/allocator.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
@@ -66,6 +67,33 @@ TEST_F(ReportedFrees, ADoubleFreeIsCaughtInEverySizeClassAfterTheBlockMovedOn) {
     const std::string message = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(Reported(), before + 1) << bytes;
     EXPECT_NE(message.find("double free"), std::string::npos) << bytes << ": " << message;
+  }
+}
+
+// free(a); free(b); free(a): the block is no longer at the head of its list, so only its
+// mark tells (the fast path, with no flush between).
+TEST_F(ReportedFrees, ANonAdjacentDoubleFreeIsCaughtInEveryClass) {
+  for (std::size_t bytes : {16u, 48u, 64u, 200u, 1000u, 5000u, 70000u}) {
+    void* a = Allocate(bytes, 0);
+    void* b = Allocate(bytes, 0);
+    ASSERT_TRUE(a != nullptr && b != nullptr);
+    Free(a);
+    Free(b);
+    const std::uint64_t before = Reported();
+    ::testing::internal::CaptureStderr();
+    Free(a);
+    const std::string message = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(Reported(), before + 1) << bytes;
+    EXPECT_NE(message.find("double free"), std::string::npos) << bytes << ": " << message;
+    void* first = Allocate(bytes, 0);
+    void* second = Allocate(bytes, 0);
+    void* third = Allocate(bytes, 0);
+    EXPECT_TRUE(first != second && second != third && first != third)
+        << bytes << ": a block was handed out twice";
+    Free(first);
+    Free(second);
+    Free(third);
+    EXPECT_EQ(Reported(), before + 1) << bytes << ": a legitimate free was reported";
   }
 }
 
@@ -128,20 +156,29 @@ TEST_F(ReportedFrees, IgnoreCarriesOnSilentlyButStillCounts) {
 }
 
 // The free path's one-multiply test, checked against division at every offset of a span
-// of every class (the object-start check that catches interior frees).
+// of every class (the object-start check that catches interior frees), for spans at a low,
+// a middle and the highest page of the 48-bit address space; and every pointer on a page
+// of class 0 fails it.
 TEST(ObjectStart, AcceptsExactlyTheObjectStartsOfEveryClass) {
-  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    const SizeClassInfo& info = ClassInfo(cls);
-    const std::uint64_t span_bytes = std::uint64_t{info.pages} * kPageSize;
-    std::uint64_t mismatches = 0;
-    for (std::uint64_t offset = 0; offset < span_bytes; ++offset) {
-      const auto entry = static_cast<unsigned>(cls | ((offset >> kPageShift) << 8));
-      const void* ptr = reinterpret_cast<const void*>((std::uintptr_t{1} << 40) + offset);
-      const bool start = offset % info.size == 0 && offset / info.size < info.objects;
-      if (IsObjectStart(ptr, entry, cls) != start) ++mismatches;
+  for (const std::uintptr_t first_page :
+       {std::uintptr_t{1}, (std::uintptr_t{1} << 27) + 12345, (std::uintptr_t{1} << 35) - 128}) {
+    for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+      const SizeClassInfo& info = ClassInfo(cls);
+      const std::uint64_t span_bytes = std::uint64_t{info.pages} * kPageSize;
+      const std::uint64_t entry = ObjectStartEntry(first_page, cls);
+      ASSERT_EQ(entry & kEntryClassMask, cls);
+      std::uint64_t mismatches = 0;
+      for (std::uint64_t offset = 0; offset < span_bytes; ++offset) {
+        const void* ptr = reinterpret_cast<const void*>((first_page << kPageShift) + offset);
+        const bool start = offset % info.size == 0 && offset / info.size < info.objects;
+        if (IsObjectStart(ptr, entry) != start) ++mismatches;
+      }
+      EXPECT_EQ(mismatches, 0u) << "class " << cls << " (" << info.size << " B) at page "
+                                << first_page;
     }
-    EXPECT_EQ(mismatches, 0u) << "class " << cls << " (" << info.size << " B)";
   }
+  EXPECT_FALSE(IsObjectStart(reinterpret_cast<const void*>(std::uintptr_t{1} << 40), 0));
+  EXPECT_FALSE(IsObjectStart(nullptr, 0));
 }
 
 TEST(UsableSize, IsZeroForInteriorFreedAndForeignPointers) {

@@ -1,0 +1,95 @@
+// The object-start test of the free path: the pagemap entry of a small span's page, built
+// so that "is `ptr` the start of one of the span's objects" is one multiply, one subtraction
+// and one compare, with nothing computed from the page's place in its span.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "host/size_classes.h"
+
+namespace memarena::host {
+
+// Lemire's divisibility test in 56-bit arithmetic, with the span's start folded into the
+// entry. Per class: L = 2^56, c = ceil(L / size), e = size * c - L (0 <= e < size). An offset
+// n = q * size inside a span maps to n * c mod L = q * e (< 2^20); an offset that is not a
+// multiple of size maps to at least c (>= 2^38) and at most L - c + e + 2^20 (< L). The entry
+// of every page of a span starting at S is ((S * c - 1) mod L) << 8 | class, so
+//   t = ptr * (c << 8) - entry  (mod 2^64)  = ((n * c mod L) + 1) * 256 - class
+// lies in [256 - class, bound) exactly when n = q * size with q < objects, where
+// bound = ((objects - 1) * e + 1) * 256: a start past the last object (the span's tail) maps
+// to at least (objects * e + 1) * 256 - class >= bound when e > 0, and a power-of-two class
+// (e = 0) has no tail. Everything else maps to at least 2^46. Class 0 (a large, free or
+// foreign page) has entry 0, multiplier 0 and bound 0: every pointer fails.
+struct ObjectStartTest {
+  std::uint64_t multiplier = 0;  // c << 8
+  std::uint64_t bound = 0;       // t < bound: an object start
+};
+
+namespace detail {
+
+inline constexpr unsigned kEntryClassBits = 8;
+inline constexpr unsigned kModulusBits = 64 - kEntryClassBits;  // L = 2^56
+
+constexpr std::uint64_t Reciprocal(std::uint64_t size) {
+  return ((std::uint64_t{1} << kModulusBits) - 1) / size + 1;
+}
+
+inline constexpr auto kObjectStartTests = [] {
+  std::array<ObjectStartTest, kNumClasses + 1> table{};
+  constexpr std::uint64_t modulus_mask = (std::uint64_t{1} << kModulusBits) - 1;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const std::uint64_t size = kClasses[cls].size;
+    const std::uint64_t c = Reciprocal(size);
+    const std::uint64_t e = (size * c) & modulus_mask;
+    table[cls].multiplier = c << kEntryClassBits;
+    table[cls].bound = ((kClasses[cls].objects - 1) * e + 1) << kEntryClassBits;
+  }
+  return table;
+}();
+
+constexpr bool PowerOfTwoClassesHaveNoTail() {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const std::uint64_t size = kClasses[cls].size;
+    const bool power_of_two = (size & (size - 1)) == 0;
+    if (power_of_two && std::uint64_t{kClasses[cls].objects} * size !=
+                            std::uint64_t{kClasses[cls].pages} * kPageSize) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(PowerOfTwoClassesHaveNoTail(), "the object-start test needs tail-free power-of-two spans");
+static_assert(kNumClasses < (1u << kEntryClassBits), "a size class fits in the entry's low byte");
+static_assert(kClasses[kNumClasses].pages * kPageSize <= (std::size_t{1} << 20) &&
+                  kMaxSmallSize <= (std::size_t{1} << 18),
+              "the bounds above assume spans of at most 1 MiB and objects of at most 256 KiB");
+
+}  // namespace detail
+
+inline constexpr unsigned kEntryClassMask = (1u << detail::kEntryClassBits) - 1;
+
+// The pagemap entry of every page of a span of class `cls` (0: not a small span) whose
+// first page is `first_page`.
+constexpr std::uint64_t ObjectStartEntry(std::uintptr_t first_page, std::size_t cls) noexcept {
+  if (cls == 0) return 0;
+  const std::uint64_t start = std::uint64_t{first_page} << kPageShift;
+  const std::uint64_t base = start * detail::kObjectStartTests[cls].multiplier -
+                             (std::uint64_t{1} << detail::kEntryClassBits);  // (S*c - 1) << 8
+  return base | cls;
+}
+
+// True when `ptr`, on a page whose pagemap entry is `entry`, starts an object of that page's
+// small span. `test` is the entry's class's (the free fast path passes the copy its thread
+// cache keeps beside the class's list). False for any pointer on a page of class 0.
+inline bool IsObjectStart(const void* ptr, std::uint64_t entry,
+                          const ObjectStartTest& test) noexcept {
+  return reinterpret_cast<std::uintptr_t>(ptr) * test.multiplier - entry < test.bound;
+}
+
+inline bool IsObjectStart(const void* ptr, std::uint64_t entry) noexcept {
+  return IsObjectStart(ptr, entry, detail::kObjectStartTests[entry & kEntryClassMask]);
+}
+
+}  // namespace memarena::host
