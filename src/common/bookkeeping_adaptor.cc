@@ -2,10 +2,10 @@
 // StatisticsAllocator keep over their upstream, and the limit check between them.
 #include <fmt/format.h>
 
-#include <mutex>
 #include <new>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "common/usage_counters.h"
 #include "memarena/adaptors.h"
 
@@ -27,15 +27,15 @@ struct BookkeepingAdaptor::Ledger {
     std::size_t requested;
   };
 
-  // True when `extra` more held bytes stay within the limit. Under `mutex`.
-  bool Fits(std::size_t extra) const noexcept {
+  // True when `extra` more held bytes stay within the limit.
+  bool Fits(std::size_t extra) const noexcept MEMARENA_REQUIRES(mutex) {
     return limit == 0 || (extra <= limit && counters.bytes_held + pending <= limit - extra);
   }
 
   // Reserves room for a request before the upstream call, so two threads cannot both pass
   // the check with the room for one. False when the limit refuses it.
   bool Admit(std::size_t bytes) noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     if (!Fits(bytes)) {
       counters.OnFailure();
       return false;
@@ -47,7 +47,7 @@ struct BookkeepingAdaptor::Ledger {
   // The upstream failed (`counted`: it returned nullptr, so the failure is this adaptor's too;
   // a std::bad_alloc on its way to the base is counted there).
   void Abandon(std::size_t bytes, bool counted) noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     pending -= bytes;
     if (counted) counters.OnFailure();
   }
@@ -55,7 +55,7 @@ struct BookkeepingAdaptor::Ledger {
   // Records the block the upstream gave. False when its usable size crosses the limit (the
   // caller gives it back); throws std::bad_alloc when the record cannot grow.
   bool Commit(void* ptr, std::size_t usable, std::size_t bytes) {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     pending -= bytes;
     if (!Fits(usable)) {
       counters.OnFailure();
@@ -69,7 +69,7 @@ struct BookkeepingAdaptor::Ledger {
 
   // Forgets a live block; false when `ptr` is not one.
   bool Remove(void* ptr) noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     auto it = blocks.find(ptr);
     if (it == blocks.end()) return false;
     counters.OnUnhold(it->second.usable);
@@ -79,17 +79,18 @@ struct BookkeepingAdaptor::Ledger {
   }
 
   Block Find(const void* ptr) const noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     auto it = blocks.find(ptr);
     return it == blocks.end() ? Block{0, 0} : it->second;
   }
 
   std::size_t limit = 0;
   std::string name;
-  mutable std::mutex mutex;
-  std::unordered_map<const void*, Block> blocks;
-  std::size_t pending = 0;  // admitted requests still in the upstream call
-  common::UsageCounters counters;
+  mutable common::Mutex mutex;
+  std::unordered_map<const void*, Block> blocks MEMARENA_GUARDED_BY(mutex);
+  // Admitted requests still in the upstream call.
+  std::size_t pending MEMARENA_GUARDED_BY(mutex) = 0;
+  common::UsageCounters counters MEMARENA_GUARDED_BY(mutex);
 };
 
 BookkeepingAdaptor::BookkeepingAdaptor(Allocator& upstream, std::size_t limit_bytes,
@@ -149,14 +150,14 @@ std::size_t BookkeepingAdaptor::RequestedBytes(const void* ptr) const noexcept {
 
 AllocatorStats BookkeepingAdaptor::DoGetStats() const {
   const std::size_t limit = ledger_->limit != 0 ? ledger_->limit : upstream_.GetStats().limit_bytes;
-  std::lock_guard lock(ledger_->mutex);
+  common::MutexLock lock(ledger_->mutex);
   AllocatorStats stats = ledger_->counters;
   stats.limit_bytes = limit;
   return stats;
 }
 
 void BookkeepingAdaptor::ResetPeakStats() {
-  std::lock_guard lock(ledger_->mutex);
+  common::MutexLock lock(ledger_->mutex);
   ledger_->counters.ResetPeaks();
 }
 
