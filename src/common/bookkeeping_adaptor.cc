@@ -1,7 +1,5 @@
 // BookkeepingAdaptor: the record of live blocks and the counters that LimitingAllocator and
 // StatisticsAllocator keep over their upstream, and the limit check between them.
-#include <fmt/format.h>
-
 #include <new>
 #include <unordered_map>
 
@@ -85,7 +83,6 @@ struct BookkeepingAdaptor::Ledger {
   }
 
   std::size_t limit = 0;
-  std::string name;
   mutable common::Mutex mutex;
   std::unordered_map<const void*, Block> blocks MEMARENA_GUARDED_BY(mutex);
   // Admitted requests still in the upstream call.
@@ -95,9 +92,8 @@ struct BookkeepingAdaptor::Ledger {
 
 BookkeepingAdaptor::BookkeepingAdaptor(Allocator& upstream, std::size_t limit_bytes,
                                        std::string_view kind_name)
-    : upstream_(upstream), ledger_(std::make_unique<Ledger>()) {
+    : UpstreamAdaptor(upstream, kind_name), ledger_(std::make_unique<Ledger>()) {
   ledger_->limit = limit_bytes;
-  ledger_->name = fmt::format("{}({})", kind_name, upstream.name());
 }
 
 BookkeepingAdaptor::~BookkeepingAdaptor() = default;
@@ -111,7 +107,7 @@ void* BookkeepingAdaptor::DoAllocate(std::size_t bytes, std::size_t alignment,
   }
   void* ptr = nullptr;
   try {
-    ptr = AllocateIn(upstream_, bytes, alignment, stream);
+    ptr = AllocateIn(upstream(), bytes, alignment, stream);
   } catch (...) {
     ledger.Abandon(bytes, /*counted=*/false);
     throw;
@@ -122,13 +118,13 @@ void* BookkeepingAdaptor::DoAllocate(std::size_t bytes, std::size_t alignment,
   }
   bool kept = false;
   try {
-    kept = ledger.Commit(ptr, upstream_.UsableSize(ptr), bytes);
+    kept = ledger.Commit(ptr, upstream().UsableSize(ptr), bytes);
   } catch (...) {
-    DeallocateIn(upstream_, ptr, kNoStream);
+    DeallocateIn(upstream(), ptr, kNoStream);
     throw;
   }
   if (!kept) {
-    DeallocateIn(upstream_, ptr, kNoStream);
+    DeallocateIn(upstream(), ptr, kNoStream);
     t_refusal = {this, bytes};
     return nullptr;
   }
@@ -137,7 +133,7 @@ void* BookkeepingAdaptor::DoAllocate(std::size_t bytes, std::size_t alignment,
 
 FreeResult BookkeepingAdaptor::DoDeallocate(void* ptr, StreamHandle stream) noexcept {
   if (!ledger_->Remove(ptr)) return FreeResult::kNotOwned;
-  return DeallocateIn(upstream_, ptr, stream);
+  return DeallocateIn(upstream(), ptr, stream);
 }
 
 std::size_t BookkeepingAdaptor::DoUsableSize(const void* ptr) const noexcept {
@@ -149,7 +145,7 @@ std::size_t BookkeepingAdaptor::RequestedBytes(const void* ptr) const noexcept {
 }
 
 AllocatorStats BookkeepingAdaptor::DoGetStats() const {
-  const std::size_t limit = ledger_->limit != 0 ? ledger_->limit : upstream_.GetStats().limit_bytes;
+  const std::size_t limit = ledger_->limit != 0 ? ledger_->limit : upstream().GetStats().limit_bytes;
   common::MutexLock lock(ledger_->mutex);
   AllocatorStats stats = ledger_->counters;
   stats.limit_bytes = limit;
@@ -160,12 +156,6 @@ void BookkeepingAdaptor::ResetPeakStats() {
   common::MutexLock lock(ledger_->mutex);
   ledger_->counters.ResetPeaks();
 }
-
-std::size_t BookkeepingAdaptor::ReleaseUnusedSpans() { return upstream_.ReleaseUnusedSpans(); }
-
-AllocatorKind BookkeepingAdaptor::kind() const noexcept { return upstream_.kind(); }
-
-std::string_view BookkeepingAdaptor::name() const noexcept { return ledger_->name; }
 
 bool BookkeepingAdaptor::RefusedByLimit(std::size_t bytes) const noexcept {
   return t_refusal.adaptor == this && t_refusal.bytes == bytes;
