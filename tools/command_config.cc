@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::array kOptions = {
     OptionSpec{"--doc", "", "print every key: its value form, default and meaning"},
-    OptionSpec{"--markdown", "", "with --doc: the markdown tables of docs/dropin.md and docs/arena.md"},
+    OptionSpec{"--markdown", "",
+               "with --doc: the markdown tables of docs/dropin.md and docs/arena.md"},
 };
 
 const CommandSpec kSpec{"config", "--doc [--markdown]",
@@ -25,10 +26,22 @@ const CommandSpec kSpec{"config", "--doc [--markdown]",
                         "set a BFC arena. The lists come from\nthe rows the parsers use, so they "
                         "name exactly the keys that parse."};
 
-// One section of the markdown output: a heading, a line on where the keys apply, the table.
-std::string MarkdownSection(std::string_view heading, std::string_view where, const std::string& table) {
-  return fmt::format("## {}\n\n{}\n\n{}", heading, where, table);
-}
+// The sections of the markdown output: a heading, a line on where the keys apply, the table.
+struct MarkdownSection {
+  std::string_view heading;
+  std::string_view where;
+  std::string (*table)();
+};
+constexpr std::array kMarkdownSections = {
+    MarkdownSection{"MEMARENA_CONF: host keys", "The host heap's keys (`memarena::HostConfig`).",
+                    &HostConfigDocTable},
+    MarkdownSection{"MEMARENA_CONF: drop-in keys",
+                    "Under `LD_PRELOAD=libmemarena_malloc.so` or the link-time override.",
+                    &DropinConfigDocTable},
+    MarkdownSection{"ArenaConfig keys",
+                    "`ArenaConfig::Parse` and `memarena replay --config` (OrtArenaCfg's names).",
+                    &ArenaConfigDocTable},
+};
 
 int Run(const ParsedArgs& args) {
   if (!args.Flag("--doc")) {
@@ -38,15 +51,11 @@ int Run(const ParsedArgs& args) {
     fmt::print("{}\n\n{}\n", HostConfigHelp(), ArenaConfigHelp());
     return 0;
   }
-  fmt::print("{}\n{}\n{}",
-             MarkdownSection("MEMARENA_CONF: host keys",
-                             "The host heap's keys (`memarena::HostConfig`).", HostConfigDocTable()),
-             MarkdownSection("MEMARENA_CONF: drop-in keys",
-                             "Under `LD_PRELOAD=libmemarena_malloc.so` or the link-time override.",
-                             DropinConfigDocTable()),
-             MarkdownSection("ArenaConfig keys",
-                             "`ArenaConfig::Parse` and `memarena replay --config` (OrtArenaCfg's names).",
-                             ArenaConfigDocTable()));
+  for (std::size_t i = 0; i < kMarkdownSections.size(); ++i) {
+    const MarkdownSection& section = kMarkdownSections[i];
+    fmt::print("{}## {}\n\n{}\n\n{}", i == 0 ? "" : "\n", section.heading, section.where,
+               section.table());
+  }
   return 0;
 }
 

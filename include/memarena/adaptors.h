@@ -34,12 +34,13 @@ class UpstreamAdaptor : public Allocator {
   const std::string name_;
 };
 
-// What the limiting and statistics adaptors share: a record of every block they passed on (its usable and requested
-// bytes) and the counters over it. Their stats are their own: in use and held are the usable
-// bytes of live blocks taken through the adaptor (an adaptor caches nothing, so the two are
-// equal), requested is what its callers asked for; releasable and the largest free block are
-// 0. ReleaseUnusedSpans, kind and the memory are the upstream's. A pointer the adaptor did not
-// hand out is never passed upstream: it goes to on_invalid_free under the adaptor's name.
+// What the limiting and statistics adaptors share: a record of every block they passed on
+// (its usable and requested bytes) and the counters over it. Their stats are their own: in
+// use and held are the usable bytes of live blocks taken through the adaptor (an adaptor
+// caches nothing, so the two are equal), requested is what its callers asked for;
+// releasable and the largest free block are 0. ReleaseUnusedSpans, kind and the memory are
+// the upstream's. A pointer the adaptor did not hand out is never passed upstream: it goes
+// to on_invalid_free under the adaptor's name.
 // Each call costs the upstream call plus a mutex and a hash-map insert or erase.
 class BookkeepingAdaptor : public UpstreamAdaptor {
  public:

@@ -145,7 +145,8 @@ std::size_t BookkeepingAdaptor::RequestedBytes(const void* ptr) const noexcept {
 }
 
 AllocatorStats BookkeepingAdaptor::DoGetStats() const {
-  const std::size_t limit = ledger_->limit != 0 ? ledger_->limit : upstream().GetStats().limit_bytes;
+  const std::size_t limit =
+      ledger_->limit != 0 ? ledger_->limit : upstream().GetStats().limit_bytes;
   common::MutexLock lock(ledger_->mutex);
   AllocatorStats stats = ledger_->counters;
   stats.limit_bytes = limit;

@@ -76,8 +76,9 @@ struct PlannedArena::Impl {
   bool run_open_ MEMARENA_GUARDED_BY(mutex_) = false;
   std::uint64_t run_ MEMARENA_GUARDED_BY(mutex_) = 0;  // counts BeginRun calls
   ShapeSignature run_shapes_ MEMARENA_GUARDED_BY(mutex_);
-  std::shared_ptr<const MemoryPattern> pattern_ MEMARENA_GUARDED_BY(mutex_);  // the pattern served in this run
-  bool pattern_broken_ MEMARENA_GUARDED_BY(mutex_) = false;  // a request differed from the pattern in this run
+  // The pattern served in this run, and whether a request differed from it in this run.
+  std::shared_ptr<const MemoryPattern> pattern_ MEMARENA_GUARDED_BY(mutex_);
+  bool pattern_broken_ MEMARENA_GUARDED_BY(mutex_) = false;
   std::size_t next_slot_ MEMARENA_GUARDED_BY(mutex_) = 0;
   std::vector<TraceEvent> trace_ MEMARENA_GUARDED_BY(mutex_);  // every event of the open run
   std::uint64_t next_trace_id_ MEMARENA_GUARDED_BY(mutex_) = 0;
@@ -92,8 +93,9 @@ struct PlannedArena::Impl {
   common::UsageCounters stats_ MEMARENA_GUARDED_BY(mutex_);
   // Planning, all under mutex_ except the plan itself.
   std::deque<PlanJob> jobs_ MEMARENA_GUARDED_BY(mutex_);
-  bool planning_ MEMARENA_GUARDED_BY(mutex_) = false;  // the planning thread is working on a job
-  bool stopping_ MEMARENA_GUARDED_BY(mutex_) = false;  // the destructor asks the thread to finish
+  // The planning thread is working on a job / the destructor asks it to finish.
+  bool planning_ MEMARENA_GUARDED_BY(mutex_) = false;
+  bool stopping_ MEMARENA_GUARDED_BY(mutex_) = false;
   std::string plan_error_ MEMARENA_GUARDED_BY(mutex_);
   std::condition_variable_any plan_cv_;  // jobs_ grew, a job finished, or stopping_
   // Started under mutex_; joined by the destructor after stopping_ is set.
