@@ -21,6 +21,7 @@ extern const Command kPlanCommand;
 extern const Command kRunCommand;
 extern const Command kDemoCommand;
 extern const Command kProfileDiffCommand;
+extern const Command kConfigCommand;
 
 // Parses `args` for `command`, prints --help, runs it, and turns exceptions into a message
 // on stderr ("memarena NAME: ...") with exit status 2 (usage) or 1 (anything else).

@@ -1,4 +1,4 @@
-// memarena: the command-line tool (replay, compare, plan, run, demo).
+// memarena: the command-line tool (replay, compare, plan, run, demo, profile-diff, config).
 #include <fmt/format.h>
 
 #include <array>
@@ -13,7 +13,15 @@ namespace {
 constexpr std::array kCommands = {&memarena::tools::kReplayCommand, &memarena::tools::kCompareCommand,
                                   &memarena::tools::kPlanCommand, &memarena::tools::kRunCommand,
                                   &memarena::tools::kDemoCommand,
-                                  &memarena::tools::kProfileDiffCommand};
+                                  &memarena::tools::kProfileDiffCommand,
+                                  &memarena::tools::kConfigCommand};
+
+// "replay, compare, ..." for the unknown-command message.
+std::string CommandNames() {
+  std::string out;
+  for (const auto* c : kCommands) out += fmt::format("{}{}", out.empty() ? "" : ", ", c->spec->name);
+  return out;
+}
 
 std::string MainHelp() {
   std::string out =
@@ -23,7 +31,8 @@ std::string MainHelp() {
       "commands:\n";
   for (const auto* c : kCommands) out += fmt::format("  {:<13} {}\n", c->spec->name, c->spec->summary);
   out += "\n`memarena COMMAND --help` shows a command's options; `memarena --version` the "
-         "version.\nExit status: 0 success, 1 failure, 2 usage error.\n";
+         "version;\n`memarena config --doc` every MEMARENA_CONF and ArenaConfig key with its default.\n"
+         "Exit status: 0 success, 1 failure, 2 usage error.\n";
   return out;
 }
 
@@ -48,7 +57,7 @@ int main(int argc, char** argv) {
       return memarena::tools::RunCommand(*c, std::span<const std::string>(args).subspan(1));
     }
   }
-  fmt::print(stderr, "memarena: unknown command '{}'; commands: replay, compare, plan, run, demo, profile-diff "
-                     "(see memarena --help)\n", args[0]);
+  fmt::print(stderr, "memarena: unknown command '{}'; commands: {} (see memarena --help)\n", args[0],
+             CommandNames());
   return 2;
 }

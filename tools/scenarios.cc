@@ -42,6 +42,25 @@ std::uintptr_t FeedForward(TraceBuilder& b, std::uintptr_t attn, std::uintptr_t 
   return out;
 }
 
+constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
+
+// One request through a transformer whose activations are `row` bytes: the input, then per
+// layer `attention(b)` (which returns its output, `row` bytes) and the feed-forward half, then
+// the head's `head_size`-byte output. The two inference scenarios differ only in the shapes
+// they draw, their attention and their head.
+template <typename Attention>
+void TransformerRequest(TraceBuilder& b, int layers, std::size_t row, std::size_t head_size,
+                        Attention attention) {
+  std::uintptr_t x = b.Allocate(row);
+  for (int l = 0; l < layers; ++l) {
+    const std::uintptr_t attn = attention(b);
+    x = FeedForward(b, attn, x, row, row);
+  }
+  const std::uintptr_t head = b.Allocate(head_size);
+  b.Free(x, row);
+  b.Free(head, head_size);
+}
+
 // One trace: `step(builder, rng, i)` for i in [0, steps), from one seeded random stream.
 template <typename Step>
 Scenario Generate(int steps, std::uint64_t seed, std::string name, std::string description,
@@ -78,7 +97,6 @@ Scenario TestSuiteScenario(int cases, std::uint64_t seed) {
 }
 
 Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed) {
-  constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
   return Generate(
       requests, seed, "dynamic-shape inference",
       "a 12-head transformer answers requests whose sequence length varies from 32 "
@@ -87,27 +105,19 @@ Scenario DynamicShapeScenario(int requests, int layers, std::uint64_t seed) {
         const std::size_t seq = 32 * (1 + rng() % 16);
         b.StartPhase(seq);
         const std::size_t act = seq * kHidden * kFloat;
-        std::size_t x_size = act;
-        std::uintptr_t x = b.Allocate(x_size);
-        for (int l = 0; l < layers; ++l) {
-          const std::uintptr_t qkv = b.Allocate(3 * act);
-          const std::size_t scores_size = kHeads * seq * seq * kFloat;
-          const std::uintptr_t scores = b.Allocate(scores_size);
-          const std::uintptr_t attn = b.Allocate(act);
-          b.Free(scores, scores_size);
-          b.Free(qkv, 3 * act);
-          x = FeedForward(b, attn, x, x_size, act);
-          x_size = act;
-        }
-        const std::size_t logits_size = seq * 1000 * kFloat;
-        const std::uintptr_t logits = b.Allocate(logits_size);
-        b.Free(x, x_size);
-        b.Free(logits, logits_size);
+        const std::size_t scores_size = kHeads * seq * seq * kFloat;
+        TransformerRequest(b, layers, act, seq * 1000 * kFloat, [&](TraceBuilder& t) {
+          const std::uintptr_t qkv = t.Allocate(3 * act);
+          const std::uintptr_t scores = t.Allocate(scores_size);
+          const std::uintptr_t attn = t.Allocate(act);
+          t.Free(scores, scores_size);
+          t.Free(qkv, 3 * act);
+          return attn;
+        });
       });
 }
 
 Scenario BatchedInferenceScenario(int requests, int layers, std::uint64_t seed) {
-  constexpr std::size_t kHidden = 768, kHeads = 12, kFloat = 4;
   return Generate(
       requests, seed, "batched dynamic-shape inference",
       "a 6-layer transformer encoder (hidden 768, 12 heads, fp32) answers requests "
@@ -118,23 +128,19 @@ Scenario BatchedInferenceScenario(int requests, int layers, std::uint64_t seed) 
         b.StartPhase(batch * 1024 + seq);
         const std::size_t row = batch * seq * kHidden * kFloat;
         const std::size_t scores = batch * kHeads * seq * seq * kFloat;
-        std::uintptr_t x = b.Allocate(row);
-        for (int l = 0; l < layers; ++l) {
-          const std::uintptr_t qkv = b.Allocate(3 * row);
-          const std::uintptr_t s = b.Allocate(scores);
-          const std::uintptr_t p = b.Allocate(scores);
-          b.Free(s, scores);
-          const std::uintptr_t ctx = b.Allocate(row);
-          b.Free(p, scores);
-          b.Free(qkv, 3 * row);
-          const std::uintptr_t attn = b.Allocate(row);
-          b.Free(ctx, row);
-          x = FeedForward(b, attn, x, row, row);
-        }
-        const std::size_t logits_size = batch * 2 * kFloat;  // a small classifier head
-        const std::uintptr_t logits = b.Allocate(logits_size);
-        b.Free(x, row);
-        b.Free(logits, logits_size);
+        // A small classifier head.
+        TransformerRequest(b, layers, row, batch * 2 * kFloat, [&](TraceBuilder& t) {
+          const std::uintptr_t qkv = t.Allocate(3 * row);
+          const std::uintptr_t s = t.Allocate(scores);
+          const std::uintptr_t p = t.Allocate(scores);
+          t.Free(s, scores);
+          const std::uintptr_t ctx = t.Allocate(row);
+          t.Free(p, scores);
+          t.Free(qkv, 3 * row);
+          const std::uintptr_t attn = t.Allocate(row);
+          t.Free(ctx, row);
+          return attn;
+        });
       });
 }
 

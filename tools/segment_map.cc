@@ -30,44 +30,27 @@ constexpr std::string_view kInUseColor = "#4e79a7";
 constexpr std::string_view kFreeColor = "#f6c28b";
 constexpr std::string_view kDecommittedColor = "#ffffff";
 
-struct SegmentTotals {
-  std::size_t size = 0;
-  std::size_t in_use = 0;
-  std::size_t free_committed = 0;
-  std::size_t decommitted = 0;
+// One row of the table: the segments' summed sizes and blocks (the largest free block is the
+// largest of any of them), so a row can stand for one segment or for many.
+std::vector<std::string> TotalsRow(std::string name, std::span<const ArenaSegment> segments) {
+  std::size_t size = 0, in_use = 0, free_committed = 0, decommitted = 0, largest_free = 0;
   std::size_t blocks_in_use = 0;
-  std::size_t largest_free = 0;
-};
-
-SegmentTotals Sum(const ArenaSegment& s) {
-  SegmentTotals t;
-  t.size = s.size;
-  for (const ArenaBlock& b : s.blocks) {
-    if (b.in_use) {
-      t.in_use += b.size;
-      ++t.blocks_in_use;
-    } else {
-      t.free_committed += b.committed;
-      t.decommitted += b.size - b.committed;
-      t.largest_free = std::max(t.largest_free, b.committed);
+  for (const ArenaSegment& s : segments) {
+    size += s.size;
+    for (const ArenaBlock& b : s.blocks) {
+      if (b.in_use) {
+        in_use += b.size;
+        ++blocks_in_use;
+      } else {
+        free_committed += b.committed;
+        decommitted += b.size - b.committed;
+        largest_free = std::max(largest_free, b.committed);
+      }
     }
   }
-  return t;
-}
-
-void Add(SegmentTotals& into, const SegmentTotals& t) {
-  into.size += t.size;
-  into.in_use += t.in_use;
-  into.free_committed += t.free_committed;
-  into.decommitted += t.decommitted;
-  into.blocks_in_use += t.blocks_in_use;
-  into.largest_free = std::max(into.largest_free, t.largest_free);
-}
-
-std::vector<std::string> Row(std::string name, const SegmentTotals& t) {
-  return {std::move(name),         FormatBytes(t.size),        FormatBytes(t.in_use),
-          FormatBytes(t.free_committed), FormatBytes(t.decommitted),
-          std::to_string(t.blocks_in_use), FormatBytes(t.largest_free)};
+  return {std::move(name),           FormatBytes(size),        FormatBytes(in_use),
+          FormatBytes(free_committed), FormatBytes(decommitted),
+          std::to_string(blocks_in_use), FormatBytes(largest_free)};
 }
 
 // One bar per segment, all on one scale (the largest segment fills the width), so that sizes
@@ -180,21 +163,16 @@ void AddSegmentMap(HtmlReport& html, std::span<const TraceEvent> trace,
   const std::span<const ArenaSegment> shown(segments.data(),
                                             std::min(segments.size(), kMaxSegmentsShown));
   html.Svg(RenderSegments(shown));
+  const std::span<const ArenaSegment> all(segments);
   std::vector<std::vector<std::string>> rows;
-  SegmentTotals all, rest;
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    const SegmentTotals t = Sum(segments[i]);
-    Add(all, t);
-    if (i < shown.size()) {
-      rows.push_back(Row(std::to_string(i + 1), t));
-    } else {
-      Add(rest, t);
-    }
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    rows.push_back(TotalsRow(std::to_string(i + 1), all.subspan(i, 1)));
   }
   if (segments.size() > shown.size()) {
-    rows.push_back(Row(fmt::format("{} more", segments.size() - shown.size()), rest));
+    rows.push_back(TotalsRow(fmt::format("{} more", segments.size() - shown.size()),
+                             all.subspan(shown.size())));
   }
-  rows.push_back(Row(fmt::format("all {}", segments.size()), all));
+  rows.push_back(TotalsRow(fmt::format("all {}", segments.size()), all));
   html.Table({"segment", "size", "in use", "free (committed)", "decommitted", "blocks in use",
               "largest free"},
              rows);

@@ -1,6 +1,7 @@
-// The stacking adaptors after RMM's: LimitingAllocator (a limit on what passes through) and
-// StatisticsAllocator (exact requested bytes), each an Allocator over any upstream Allocator,
-// so they stack on each other, on TracingAllocator and on every allocator of the library.
+// The stacking adaptors after RMM's: their common base UpstreamAdaptor, LimitingAllocator (a
+// limit on what passes through) and StatisticsAllocator (exact requested bytes), each an
+// Allocator over any upstream Allocator, so they stack on each other, on TracingAllocator and
+// on every allocator of the library.
 #pragma once
 
 #include <cstddef>
@@ -12,23 +13,40 @@
 
 namespace memarena {
 
-// What both adaptors share: a record of every block they passed on (its usable and requested
-// bytes) and the counters over it. Their stats are their own: in use and held are the usable
-// bytes of live blocks taken through the adaptor (an adaptor caches nothing, so the two are
-// equal), requested is what its callers asked for; releasable and the largest free block are
-// 0. ReleaseUnusedSpans, kind and the memory are the upstream's. A pointer the adaptor did not
-// hand out is never passed upstream: it goes to on_invalid_free under the adaptor's name.
+// What every adaptor shares (RMM's adaptors over an upstream resource): the upstream it wraps,
+// which must outlive it; its name, "KIND(upstream's name)"; and the calls it passes straight
+// on: ReleaseUnusedSpans, kind, and DescribeFailure unless the adaptor has its own. Stats,
+// peaks and the Do* functions are each adaptor's.
+class UpstreamAdaptor : public Allocator {
+ public:
+  std::size_t ReleaseUnusedSpans() override;  // the upstream's
+  AllocatorKind kind() const noexcept override;  // the upstream's
+  std::string_view name() const noexcept override { return name_; }
+  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
+
+  Allocator& upstream() const noexcept { return upstream_; }
+
+ protected:
+  UpstreamAdaptor(Allocator& upstream, std::string_view kind_name);
+
+ private:
+  Allocator& upstream_;
+  const std::string name_;
+};
+
+// What the limiting and statistics adaptors share: a record of every block they passed on
+// (its usable and requested bytes) and the counters over it. Their stats are their own: in
+// use and held are the usable bytes of live blocks taken through the adaptor (an adaptor
+// caches nothing, so the two are equal), requested is what its callers asked for;
+// releasable and the largest free block are 0. ReleaseUnusedSpans, kind and the memory are
+// the upstream's. A pointer the adaptor did not hand out is never passed upstream: it goes
+// to on_invalid_free under the adaptor's name.
 // Each call costs the upstream call plus a mutex and a hash-map insert or erase.
-class BookkeepingAdaptor : public Allocator {
+class BookkeepingAdaptor : public UpstreamAdaptor {
  public:
   ~BookkeepingAdaptor() override;
 
   void ResetPeakStats() override;
-  std::size_t ReleaseUnusedSpans() override;  // the upstream's
-  AllocatorKind kind() const noexcept override;
-  std::string_view name() const noexcept override;
-
-  Allocator& upstream() const noexcept { return upstream_; }
 
  protected:
   // `upstream` must outlive the adaptor. `limit_bytes` 0: no limit of its own.
@@ -51,7 +69,6 @@ class BookkeepingAdaptor : public Allocator {
   AllocatorStats DoGetStats() const override;
 
   struct Ledger;
-  Allocator& upstream_;
   std::unique_ptr<Ledger> ledger_;
 };
 
@@ -80,10 +97,6 @@ class StatisticsAllocator final : public BookkeepingAdaptor {
 
   // The size asked for at `ptr`; 0 for nullptr or a pointer that is not a live block here.
   std::size_t RequestedSize(const void* ptr) const noexcept { return RequestedBytes(ptr); }
-
-  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override {
-    return upstream().DescribeFailure(bytes, alignment);
-  }
 };
 
 }  // namespace memarena

@@ -7,6 +7,7 @@
 #include "memarena/allocator.h"
 #include "memarena/arena.h"
 #include "memarena/config.h"
+#include "memarena/config_docs.h"
 #include "memarena/errors.h"
 #include "memarena/export.h"
 #include "memarena/host.h"

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memarena/adaptors.h"
 #include "memarena/allocator.h"
 
 namespace memarena {
@@ -68,19 +69,15 @@ void WriteTrace(const std::string& path, std::span<const TraceEvent> events);
 // nothing. Wrapped, each call costs the upstream call plus one formatted row appended to a
 // 32 KiB buffer under a mutex; the buffer is written out when full, on Flush and at
 // destruction. Stats, release and names are the upstream's.
-class TracingAllocator final : public Allocator {
+class TracingAllocator final : public UpstreamAdaptor {
  public:
   // Throws TraceError when `path` cannot be opened for writing.
   TracingAllocator(Allocator& upstream, const std::string& path);
   ~TracingAllocator() override;  // flushes and closes the file
 
   // A pointer that is not a live block of the upstream (UsableSize 0) is neither logged nor
-  // passed on: it goes to on_invalid_free under this wrapper's name.
+  // passed on: it goes to on_invalid_free under this wrapper's name, "tracing(UPSTREAM)".
   void ResetPeakStats() override;
-  std::size_t ReleaseUnusedSpans() override;
-  AllocatorKind kind() const noexcept override;
-  std::string_view name() const noexcept override;
-  std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override;
 
   // Writes buffered rows to the file now.
   void Flush() noexcept;
@@ -93,7 +90,6 @@ class TracingAllocator final : public Allocator {
   AllocatorStats DoGetStats() const override;
 
   struct Log;
-  Allocator& upstream_;
   std::unique_ptr<Log> log_;
 };
 

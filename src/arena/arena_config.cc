@@ -6,6 +6,7 @@
 #include "arena/arena_config_rows.h"
 #include "common/config_table.h"
 #include "memarena/arena.h"
+#include "memarena/config_docs.h"
 #include "memarena/errors.h"
 #include "platform/os.h"
 
@@ -90,5 +91,7 @@ std::string ArenaConfigHelp() {
                      "K/KiB, M/MiB, G/GiB or T/TiB.",
                      common::ConfigHelpLines(arena::ArenaRows()));
 }
+
+std::string ArenaConfigDocTable() { return common::ConfigDocTable(arena::ArenaRows()); }
 
 }  // namespace memarena

@@ -1,11 +1,9 @@
 // BookkeepingAdaptor: the record of live blocks and the counters that LimitingAllocator and
 // StatisticsAllocator keep over their upstream, and the limit check between them.
-#include <fmt/format.h>
-
-#include <mutex>
 #include <new>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "common/usage_counters.h"
 #include "memarena/adaptors.h"
 
@@ -27,15 +25,15 @@ struct BookkeepingAdaptor::Ledger {
     std::size_t requested;
   };
 
-  // True when `extra` more held bytes stay within the limit. Under `mutex`.
-  bool Fits(std::size_t extra) const noexcept {
+  // True when `extra` more held bytes stay within the limit.
+  bool Fits(std::size_t extra) const noexcept MEMARENA_REQUIRES(mutex) {
     return limit == 0 || (extra <= limit && counters.bytes_held + pending <= limit - extra);
   }
 
   // Reserves room for a request before the upstream call, so two threads cannot both pass
   // the check with the room for one. False when the limit refuses it.
   bool Admit(std::size_t bytes) noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     if (!Fits(bytes)) {
       counters.OnFailure();
       return false;
@@ -47,7 +45,7 @@ struct BookkeepingAdaptor::Ledger {
   // The upstream failed (`counted`: it returned nullptr, so the failure is this adaptor's too;
   // a std::bad_alloc on its way to the base is counted there).
   void Abandon(std::size_t bytes, bool counted) noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     pending -= bytes;
     if (counted) counters.OnFailure();
   }
@@ -55,7 +53,7 @@ struct BookkeepingAdaptor::Ledger {
   // Records the block the upstream gave. False when its usable size crosses the limit (the
   // caller gives it back); throws std::bad_alloc when the record cannot grow.
   bool Commit(void* ptr, std::size_t usable, std::size_t bytes) {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     pending -= bytes;
     if (!Fits(usable)) {
       counters.OnFailure();
@@ -69,7 +67,7 @@ struct BookkeepingAdaptor::Ledger {
 
   // Forgets a live block; false when `ptr` is not one.
   bool Remove(void* ptr) noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     auto it = blocks.find(ptr);
     if (it == blocks.end()) return false;
     counters.OnUnhold(it->second.usable);
@@ -79,24 +77,23 @@ struct BookkeepingAdaptor::Ledger {
   }
 
   Block Find(const void* ptr) const noexcept {
-    std::lock_guard lock(mutex);
+    common::MutexLock lock(mutex);
     auto it = blocks.find(ptr);
     return it == blocks.end() ? Block{0, 0} : it->second;
   }
 
   std::size_t limit = 0;
-  std::string name;
-  mutable std::mutex mutex;
-  std::unordered_map<const void*, Block> blocks;
-  std::size_t pending = 0;  // admitted requests still in the upstream call
-  common::UsageCounters counters;
+  mutable common::Mutex mutex;
+  std::unordered_map<const void*, Block> blocks MEMARENA_GUARDED_BY(mutex);
+  // Admitted requests still in the upstream call.
+  std::size_t pending MEMARENA_GUARDED_BY(mutex) = 0;
+  common::UsageCounters counters MEMARENA_GUARDED_BY(mutex);
 };
 
 BookkeepingAdaptor::BookkeepingAdaptor(Allocator& upstream, std::size_t limit_bytes,
                                        std::string_view kind_name)
-    : upstream_(upstream), ledger_(std::make_unique<Ledger>()) {
+    : UpstreamAdaptor(upstream, kind_name), ledger_(std::make_unique<Ledger>()) {
   ledger_->limit = limit_bytes;
-  ledger_->name = fmt::format("{}({})", kind_name, upstream.name());
 }
 
 BookkeepingAdaptor::~BookkeepingAdaptor() = default;
@@ -110,7 +107,7 @@ void* BookkeepingAdaptor::DoAllocate(std::size_t bytes, std::size_t alignment,
   }
   void* ptr = nullptr;
   try {
-    ptr = AllocateIn(upstream_, bytes, alignment, stream);
+    ptr = AllocateIn(upstream(), bytes, alignment, stream);
   } catch (...) {
     ledger.Abandon(bytes, /*counted=*/false);
     throw;
@@ -121,13 +118,13 @@ void* BookkeepingAdaptor::DoAllocate(std::size_t bytes, std::size_t alignment,
   }
   bool kept = false;
   try {
-    kept = ledger.Commit(ptr, upstream_.UsableSize(ptr), bytes);
+    kept = ledger.Commit(ptr, upstream().UsableSize(ptr), bytes);
   } catch (...) {
-    DeallocateIn(upstream_, ptr, kNoStream);
+    DeallocateIn(upstream(), ptr, kNoStream);
     throw;
   }
   if (!kept) {
-    DeallocateIn(upstream_, ptr, kNoStream);
+    DeallocateIn(upstream(), ptr, kNoStream);
     t_refusal = {this, bytes};
     return nullptr;
   }
@@ -136,7 +133,7 @@ void* BookkeepingAdaptor::DoAllocate(std::size_t bytes, std::size_t alignment,
 
 FreeResult BookkeepingAdaptor::DoDeallocate(void* ptr, StreamHandle stream) noexcept {
   if (!ledger_->Remove(ptr)) return FreeResult::kNotOwned;
-  return DeallocateIn(upstream_, ptr, stream);
+  return DeallocateIn(upstream(), ptr, stream);
 }
 
 std::size_t BookkeepingAdaptor::DoUsableSize(const void* ptr) const noexcept {
@@ -148,23 +145,18 @@ std::size_t BookkeepingAdaptor::RequestedBytes(const void* ptr) const noexcept {
 }
 
 AllocatorStats BookkeepingAdaptor::DoGetStats() const {
-  const std::size_t limit = ledger_->limit != 0 ? ledger_->limit : upstream_.GetStats().limit_bytes;
-  std::lock_guard lock(ledger_->mutex);
+  const std::size_t limit =
+      ledger_->limit != 0 ? ledger_->limit : upstream().GetStats().limit_bytes;
+  common::MutexLock lock(ledger_->mutex);
   AllocatorStats stats = ledger_->counters;
   stats.limit_bytes = limit;
   return stats;
 }
 
 void BookkeepingAdaptor::ResetPeakStats() {
-  std::lock_guard lock(ledger_->mutex);
+  common::MutexLock lock(ledger_->mutex);
   ledger_->counters.ResetPeaks();
 }
-
-std::size_t BookkeepingAdaptor::ReleaseUnusedSpans() { return upstream_.ReleaseUnusedSpans(); }
-
-AllocatorKind BookkeepingAdaptor::kind() const noexcept { return upstream_.kind(); }
-
-std::string_view BookkeepingAdaptor::name() const noexcept { return ledger_->name; }
 
 bool BookkeepingAdaptor::RefusedByLimit(std::size_t bytes) const noexcept {
   return t_refusal.adaptor == this && t_refusal.bytes == bytes;

@@ -1,11 +1,12 @@
-// HostConfig: the host heap's rows of MEMARENA_CONF, and the public parse and help built on
-// the whole table (host and drop-in rows).
+// HostConfig: the host heap's rows of MEMARENA_CONF, and the public parse, help and docs
+// tables built on the whole table (host and drop-in rows).
 #include <fmt/format.h>
 
 #include <array>
 
 #include "common/memarena_conf.h"
 #include "memarena/config.h"
+#include "memarena/config_docs.h"
 #include "memarena/errors.h"
 #include "platform/os.h"
 
@@ -72,5 +73,9 @@ std::string HostConfigHelp() {
       "the link-time override) keys:\n{}SIZE takes B, K/KiB, M/MiB, G/GiB or T/TiB.",
       common::ConfigHelpLines(common::HostRows()), common::ConfigHelpLines(common::DropinRows()));
 }
+
+std::string HostConfigDocTable() { return common::ConfigDocTable(common::HostRows()); }
+
+std::string DropinConfigDocTable() { return common::ConfigDocTable(common::DropinRows()); }
 
 }  // namespace memarena

@@ -12,16 +12,14 @@ namespace memarena {
 
 struct TracingAllocator::Log {
   common::TraceLog log;
-  std::string name;
 };
 
 TracingAllocator::TracingAllocator(Allocator& upstream, const std::string& path)
-    : upstream_(upstream), log_(std::make_unique<Log>()) {
+    : UpstreamAdaptor(upstream, "tracing"), log_(std::make_unique<Log>()) {
   if (!log_->log.Open(path.c_str())) {
     throw TraceError(fmt::format("{}: cannot open the trace for writing: {}", path,
                                  std::strerror(errno)));
   }
-  log_->name = fmt::format("tracing({})", upstream.name());
 }
 
 TracingAllocator::~TracingAllocator() = default;
@@ -30,7 +28,7 @@ void* TracingAllocator::DoAllocate(std::size_t bytes, std::size_t alignment,
                                    StreamHandle stream) {
   void* ptr = nullptr;
   try {
-    ptr = AllocateIn(upstream_, bytes, alignment, stream);
+    ptr = AllocateIn(upstream(), bytes, alignment, stream);
   } catch (const std::bad_alloc&) {
     log_->log.Record(TraceAction::kAllocateFailure, nullptr, bytes);
     throw;  // the base counts it
@@ -45,29 +43,19 @@ FreeResult TracingAllocator::DoDeallocate(void* ptr, StreamHandle stream) noexce
   // log its allocate row, which must come after this free row for replay to pair them.
   // Every live block has a usable size of at least one byte, so 0 means "not the upstream's":
   // such a pointer is neither logged nor passed on.
-  const std::size_t usable = upstream_.UsableSize(ptr);
+  const std::size_t usable = upstream().UsableSize(ptr);
   if (usable == 0) return FreeResult::kNotOwned;
   log_->log.Record(TraceAction::kFree, ptr, usable);
-  return DeallocateIn(upstream_, ptr, stream);
+  return DeallocateIn(upstream(), ptr, stream);
 }
 
 std::size_t TracingAllocator::DoUsableSize(const void* ptr) const noexcept {
-  return upstream_.UsableSize(ptr);
+  return upstream().UsableSize(ptr);
 }
 
-AllocatorStats TracingAllocator::DoGetStats() const { return upstream_.GetStats(); }
+AllocatorStats TracingAllocator::DoGetStats() const { return upstream().GetStats(); }
 
-void TracingAllocator::ResetPeakStats() { upstream_.ResetPeakStats(); }
-
-std::size_t TracingAllocator::ReleaseUnusedSpans() { return upstream_.ReleaseUnusedSpans(); }
-
-AllocatorKind TracingAllocator::kind() const noexcept { return upstream_.kind(); }
-
-std::string_view TracingAllocator::name() const noexcept { return log_->name; }
-
-std::string TracingAllocator::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
-  return upstream_.DescribeFailure(bytes, alignment);
-}
+void TracingAllocator::ResetPeakStats() { upstream().ResetPeakStats(); }
 
 void TracingAllocator::Flush() noexcept { log_->log.Flush(); }
 

@@ -44,7 +44,7 @@ void WatermarkLevels::Set(std::string_view who, std::vector<double> levels,
   settings->callback = std::move(callback);
   const bool active = !settings->levels.empty();
   {
-    std::lock_guard<std::mutex> hold(settings_mutex_);
+    MutexLock hold(settings_mutex_);
     settings_ = active ? std::move(settings) : nullptr;
     fired_.store(0, std::memory_order_release);
   }
@@ -54,7 +54,7 @@ void WatermarkLevels::Set(std::string_view who, std::vector<double> levels,
 bool WatermarkLevels::InCallback() noexcept { return t_in_callback; }
 
 std::shared_ptr<const WatermarkLevels::Settings> WatermarkLevels::CurrentSettings() const {
-  std::lock_guard<std::mutex> hold(settings_mutex_);
+  MutexLock hold(settings_mutex_);
   return settings_;
 }
 
@@ -82,7 +82,7 @@ void WatermarkLevels::Fire(const Settings& settings, std::uint32_t levels,
                            const WatermarkCrossing& base) {
   t_in_callback = true;
   try {
-    std::lock_guard<std::mutex> hold(callback_mutex_);
+    MutexLock hold(callback_mutex_);
     for (std::size_t i = 0; i < settings.levels.size(); ++i) {
       if ((levels & (1u << i)) == 0) continue;
       WatermarkCrossing crossing = base;
@@ -107,7 +107,7 @@ double WatermarkLevels::CurrentLevel() const noexcept {
     }
     return level;
   } catch (...) {
-    return 0.0;  // std::mutex::lock threw: report no level rather than terminate
+    return 0.0;  // the mutex lock threw: report no level rather than terminate
   }
 }
 

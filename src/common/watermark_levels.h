@@ -6,10 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "memarena/observability.h"
 
 namespace memarena::common {
@@ -24,7 +24,7 @@ class WatermarkLevels {
   // std::invalid_argument, its message starting with `who`, for more than 16 levels, a level
   // outside (0, 1] or a hysteresis outside [0, 1).
   void Set(std::string_view who, std::vector<double> levels, WatermarkCallback callback,
-           double hysteresis);
+           double hysteresis) MEMARENA_EXCLUDES(settings_mutex_);
 
   // One relaxed load.
   bool Active() const noexcept { return active_.load(std::memory_order_relaxed); }
@@ -52,13 +52,16 @@ class WatermarkLevels {
  private:
   struct Settings;
   static bool InCallback() noexcept;
-  std::shared_ptr<const Settings> CurrentSettings() const;
-  std::uint32_t Arm(std::size_t held, std::size_t limit, std::shared_ptr<const Settings>& out);
-  void Fire(const Settings& settings, std::uint32_t levels, const WatermarkCrossing& base);
+  std::shared_ptr<const Settings> CurrentSettings() const MEMARENA_EXCLUDES(settings_mutex_);
+  std::uint32_t Arm(std::size_t held, std::size_t limit, std::shared_ptr<const Settings>& out)
+      MEMARENA_EXCLUDES(settings_mutex_);
+  void Fire(const Settings& settings, std::uint32_t levels, const WatermarkCrossing& base)
+      MEMARENA_EXCLUDES(callback_mutex_);
 
-  mutable std::mutex settings_mutex_;
-  std::shared_ptr<const Settings> settings_;  // guarded by settings_mutex_; replaced, not edited
-  std::mutex callback_mutex_;  // serializes callbacks (and so keeps their order)
+  mutable Mutex settings_mutex_;
+  // Replaced, never edited: a reader keeps its copy of the pointer after the lock.
+  std::shared_ptr<const Settings> settings_ MEMARENA_GUARDED_BY(settings_mutex_);
+  Mutex callback_mutex_;  // serializes callbacks (and so keeps their order); guards no field
   std::atomic<bool> active_{false};
   std::atomic<std::uint32_t> fired_{0};  // bit i: level i fired and not re-armed
 };

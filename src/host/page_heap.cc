@@ -217,7 +217,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
     pagemap_->SetEnds(span);
   }
   in_use_bytes_ += span->Bytes();
-  TickWindow();
+  recent_in_use_.Tick(in_use_bytes_);
   return span;
 }
 
@@ -361,7 +361,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
 void PageHeap::Delete(Span* span) noexcept {
   SpinLockHolder hold(lock_);
   if (kChecked && span->state != SpanState::kInUse) HeapCorrupted("Delete of a free span");
-  TickWindow();  // before the drop: the peak includes this span
+  recent_in_use_.Tick(in_use_bytes_);  // before the drop: the peak includes this span
   in_use_bytes_ -= span->Bytes();
   if (span->size_class == 0) {
     ++large_frees_;
@@ -384,7 +384,7 @@ void PageHeap::Delete(Span* span) noexcept {
 }
 
 std::size_t PageHeap::KeptFreeBound() const noexcept {
-  const std::size_t peak = window_peak_ > prev_window_peak_ ? window_peak_ : prev_window_peak_;
+  const std::size_t peak = recent_in_use_.Value();
   // What the program needed recently beyond what it uses now, plus a fixed allowance.
   return kMinKeptFree + (peak > in_use_bytes_ ? peak - in_use_bytes_ : 0);
 }
@@ -395,17 +395,9 @@ std::size_t PageHeap::KeptFreeBound() const noexcept {
 // before `bytes` more count as in use.
 void PageHeap::TrimBeforeGrowLocked(std::size_t bytes) noexcept {
   const std::size_t after = in_use_bytes_ + bytes;
-  const std::size_t peak = std::max({window_peak_, prev_window_peak_, after});
+  const std::size_t peak = std::max(recent_in_use_.Value(), after);
   const std::size_t keep = std::max(kMinKeptOnGrow, peak + peak / kGrowSlackDivisor - after);
   if (free_bytes_[0] > keep) ReleaseDownToLocked(keep);
-}
-
-void PageHeap::TickWindow() noexcept {
-  if (in_use_bytes_ > window_peak_) window_peak_ = in_use_bytes_;
-  if (++window_ops_ < kWindowOps) return;
-  window_ops_ = 0;
-  prev_window_peak_ = window_peak_;
-  window_peak_ = in_use_bytes_;
 }
 
 // Committed free spans beyond the bound go back to the OS, largest first: the small ones

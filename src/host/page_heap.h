@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "host/pagemap.h"
+#include "host/recent_peak.h"
 #include "host/span.h"
 #include "host/spin_lock.h"
 
@@ -130,7 +131,6 @@ class PageHeap {
   std::size_t KeptFreeBound() const noexcept MEMARENA_REQUIRES(lock_);
   void TrimBeforeGrowLocked(std::size_t bytes) noexcept MEMARENA_REQUIRES(lock_);
   void ScavengeLocked() noexcept MEMARENA_REQUIRES(lock_);
-  void TickWindow() noexcept MEMARENA_REQUIRES(lock_);
   bool ReserveHeld(std::size_t bytes) noexcept;
   void CheckIfEnabled() const noexcept MEMARENA_REQUIRES(lock_);
   void CountNew(Span* span, std::size_t requested) noexcept MEMARENA_REQUIRES(lock_);
@@ -162,10 +162,8 @@ class PageHeap {
   std::uint64_t num_releases_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::uint64_t bytes_released_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::uint32_t deletes_since_scavenge_ MEMARENA_GUARDED_BY(lock_) = 0;
-  std::uint32_t window_ops_ MEMARENA_GUARDED_BY(lock_) = 0;
-  // In-use span bytes, highest in this window and in the previous one.
-  std::size_t window_peak_ MEMARENA_GUARDED_BY(lock_) = 0;
-  std::size_t prev_window_peak_ MEMARENA_GUARDED_BY(lock_) = 0;
+  // In-use span bytes, highest in this window of kWindowOps operations and the one before.
+  RecentPeak<kWindowOps> recent_in_use_ MEMARENA_GUARDED_BY(lock_);
   // Large-block counters live under the heap lock, which New/Delete hold anyway: no extra
   // atomic read-modify-write on the large path. The two atomics are only written there.
   std::uint64_t large_allocs_ MEMARENA_GUARDED_BY(lock_) = 0;

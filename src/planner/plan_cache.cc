@@ -4,9 +4,9 @@
 
 #include <list>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 
+#include "common/mutex.h"
 #include "memarena/planner.h"
 
 namespace memarena {
@@ -17,10 +17,10 @@ struct PlanCache::Impl {
     std::shared_ptr<const MemoryPattern> pattern;
     Lru::iterator lru_position;
   };
-  mutable std::mutex mutex;
-  std::map<ShapeSignature, Entry> entries;
-  Lru lru;  // front = most recently used
-  std::uint64_t evictions = 0;
+  mutable common::Mutex mutex;
+  std::map<ShapeSignature, Entry> entries MEMARENA_GUARDED_BY(mutex);
+  Lru lru MEMARENA_GUARDED_BY(mutex);  // front = most recently used
+  std::uint64_t evictions MEMARENA_GUARDED_BY(mutex) = 0;
 };
 
 PlanCache::PlanCache(std::size_t capacity) : capacity_(capacity) {
@@ -33,7 +33,7 @@ PlanCache::PlanCache(std::size_t capacity) : capacity_(capacity) {
 PlanCache::~PlanCache() = default;
 
 std::shared_ptr<const MemoryPattern> PlanCache::Find(const ShapeSignature& shapes) {
-  std::lock_guard lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   auto it = impl_->entries.find(shapes);
   if (it == impl_->entries.end()) return nullptr;
   impl_->lru.splice(impl_->lru.begin(), impl_->lru, it->second.lru_position);
@@ -42,7 +42,7 @@ std::shared_ptr<const MemoryPattern> PlanCache::Find(const ShapeSignature& shape
 
 void PlanCache::Insert(const ShapeSignature& shapes,
                        std::shared_ptr<const MemoryPattern> pattern) {
-  std::lock_guard lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   auto it = impl_->entries.find(shapes);
   if (it != impl_->entries.end()) {
     it->second.pattern = std::move(pattern);
@@ -59,12 +59,12 @@ void PlanCache::Insert(const ShapeSignature& shapes,
 }
 
 std::size_t PlanCache::size() const {
-  std::lock_guard lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   return impl_->entries.size();
 }
 
 std::uint64_t PlanCache::evictions() const {
-  std::lock_guard lock(impl_->mutex);
+  common::MutexLock lock(impl_->mutex);
   return impl_->evictions;
 }
 

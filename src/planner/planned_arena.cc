@@ -7,7 +7,6 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -15,6 +14,7 @@
 
 #include "common/asan.h"
 #include "common/format.h"
+#include "common/mutex.h"
 #include "common/release_registry.h"
 #include "common/usage_counters.h"
 #include "memarena/planner.h"
@@ -58,41 +58,47 @@ struct PlannedArena::Impl {
   Impl(Allocator& upstream, PlannedArenaOptions options)
       : upstream_(upstream), options_(std::move(options)), cache_(options_.cache_capacity) {}
 
-  void* TryServePlannedLocked(std::size_t bytes, std::size_t alignment);
-  void* AllocateLocked(std::size_t bytes, std::size_t alignment) noexcept;
-  FreeResult DeallocateLocked(void* ptr) noexcept;
-  void PlanLoop();
-  void PlanAndCache(const PlanJob& job);  // runs without mutex_
-  bool ReleaseBlockLocked() noexcept;
-  void NoteAllocLocked(void* ptr, const Live& live);
-  AllocatorStats SnapshotLocked(std::size_t limit) const;
+  void* TryServePlannedLocked(std::size_t bytes, std::size_t alignment)
+      MEMARENA_REQUIRES(mutex_);
+  void* AllocateLocked(std::size_t bytes, std::size_t alignment) noexcept
+      MEMARENA_REQUIRES(mutex_);
+  FreeResult DeallocateLocked(void* ptr) noexcept MEMARENA_REQUIRES(mutex_);
+  void PlanLoop() MEMARENA_EXCLUDES(mutex_);
+  void PlanAndCache(const PlanJob& job) MEMARENA_EXCLUDES(mutex_);  // the plan runs unlocked
+  bool ReleaseBlockLocked() noexcept MEMARENA_REQUIRES(mutex_);
+  void NoteAllocLocked(void* ptr, const Live& live) MEMARENA_REQUIRES(mutex_);
+  AllocatorStats SnapshotLocked(std::size_t limit) const MEMARENA_REQUIRES(mutex_);
 
   Allocator& upstream_;
   const PlannedArenaOptions options_;
-  PlanCache cache_;
-  mutable std::mutex mutex_;
-  bool run_open_ = false;
-  std::uint64_t run_ = 0;  // counts BeginRun calls
-  ShapeSignature run_shapes_;
-  std::shared_ptr<const MemoryPattern> pattern_;  // the pattern served in this run
-  bool pattern_broken_ = false;  // a request differed from the pattern in this run
-  std::size_t next_slot_ = 0;
-  std::vector<TraceEvent> trace_;  // every event of the open run
-  std::uint64_t next_trace_id_ = 0;
-  std::byte* block_ = nullptr;
-  std::size_t block_size_ = 0;
-  std::size_t block_alignment_ = 0;
-  std::map<std::size_t, std::size_t> planned_live_;  // offset -> end of live planned tensors
-  std::unordered_map<const void*, Live> live_;
-  std::uint64_t planned_hits_ = 0;
-  std::uint64_t fallbacks_ = 0;
-  common::UsageCounters stats_;
+  PlanCache cache_;  // has its own lock
+  mutable common::Mutex mutex_;
+  bool run_open_ MEMARENA_GUARDED_BY(mutex_) = false;
+  std::uint64_t run_ MEMARENA_GUARDED_BY(mutex_) = 0;  // counts BeginRun calls
+  ShapeSignature run_shapes_ MEMARENA_GUARDED_BY(mutex_);
+  // The pattern served in this run, and whether a request differed from it in this run.
+  std::shared_ptr<const MemoryPattern> pattern_ MEMARENA_GUARDED_BY(mutex_);
+  bool pattern_broken_ MEMARENA_GUARDED_BY(mutex_) = false;
+  std::size_t next_slot_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::vector<TraceEvent> trace_ MEMARENA_GUARDED_BY(mutex_);  // every event of the open run
+  std::uint64_t next_trace_id_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::byte* block_ MEMARENA_GUARDED_BY(mutex_) = nullptr;
+  std::size_t block_size_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::size_t block_alignment_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  // offset -> end of live planned tensors
+  std::map<std::size_t, std::size_t> planned_live_ MEMARENA_GUARDED_BY(mutex_);
+  std::unordered_map<const void*, Live> live_ MEMARENA_GUARDED_BY(mutex_);
+  std::uint64_t planned_hits_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  std::uint64_t fallbacks_ MEMARENA_GUARDED_BY(mutex_) = 0;
+  common::UsageCounters stats_ MEMARENA_GUARDED_BY(mutex_);
   // Planning, all under mutex_ except the plan itself.
-  std::deque<PlanJob> jobs_;
-  bool planning_ = false;   // the planning thread is working on a job
-  bool stopping_ = false;   // the destructor asks the thread to finish
-  std::string plan_error_;
-  std::condition_variable plan_cv_;  // jobs_ grew, a job finished, or stopping_
+  std::deque<PlanJob> jobs_ MEMARENA_GUARDED_BY(mutex_);
+  // The planning thread is working on a job / the destructor asks it to finish.
+  bool planning_ MEMARENA_GUARDED_BY(mutex_) = false;
+  bool stopping_ MEMARENA_GUARDED_BY(mutex_) = false;
+  std::string plan_error_ MEMARENA_GUARDED_BY(mutex_);
+  std::condition_variable_any plan_cv_;  // jobs_ grew, a job finished, or stopping_
+  // Started under mutex_; joined by the destructor after stopping_ is set.
   std::thread plan_thread_;
 };
 
@@ -105,13 +111,13 @@ PlannedArena::~PlannedArena() {
   common::UnregisterReleasable(this);
   Impl& m = *impl_;
   {
-    std::lock_guard lock(m.mutex_);
+    common::MutexLock lock(m.mutex_);
     m.stopping_ = true;
     m.jobs_.clear();
   }
   m.plan_cv_.notify_all();
   if (m.plan_thread_.joinable()) m.plan_thread_.join();
-  std::lock_guard lock(m.mutex_);
+  common::MutexLock lock(m.mutex_);
   if (m.block_ != nullptr) {
     UnpoisonInBlock(m.upstream_, m.block_, m.block_size_);
     m.upstream_.Deallocate(m.block_);
@@ -121,7 +127,7 @@ PlannedArena::~PlannedArena() {
 void PlannedArena::BeginRun(const ShapeSignature& shapes) {
   Impl& m = *impl_;
   std::shared_ptr<const MemoryPattern> pattern = m.cache_.Find(shapes);
-  std::lock_guard lock(m.mutex_);
+  common::MutexLock lock(m.mutex_);
   if (m.run_open_) {
     throw std::logic_error("memarena PlannedArena: BeginRun called while a run is open; "
                            "call EndRun first");
@@ -173,7 +179,7 @@ void PlannedArena::BeginRun(const ShapeSignature& shapes) {
 
 void PlannedArena::EndRun() {
   Impl& m = *impl_;
-  std::unique_lock lock(m.mutex_);
+  common::MutexLock lock(m.mutex_);
   if (!m.run_open_) throw std::logic_error("memarena PlannedArena: EndRun without BeginRun");
   m.run_open_ = false;
   const bool served = m.pattern_ != nullptr && !m.pattern_broken_;
@@ -193,8 +199,9 @@ void PlannedArena::EndRun() {
       m.plan_thread_ = std::thread([&m] { m.PlanLoop(); });
     } catch (const std::system_error&) {
       // No thread to be had: plan here, but still without the lock.
-      lock.unlock();
+      m.mutex_.unlock();
       m.PlanAndCache(job);
+      m.mutex_.lock();  // `lock` releases it on return
       return;
     }
   }
@@ -203,16 +210,16 @@ void PlannedArena::EndRun() {
 }
 
 void PlannedArena::Impl::PlanLoop() {
-  std::unique_lock lock(mutex_);
+  common::MutexLock lock(mutex_);
   for (;;) {
-    plan_cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    while (!stopping_ && jobs_.empty()) mutex_.Wait(plan_cv_);
     if (stopping_) return;
     PlanJob job = std::move(jobs_.front());
     jobs_.pop_front();
     planning_ = true;
-    lock.unlock();
+    mutex_.unlock();
     PlanAndCache(job);  // the long part: no lock held, allocations go on
-    lock.lock();
+    mutex_.lock();
     planning_ = false;
     plan_cv_.notify_all();
   }
@@ -232,43 +239,43 @@ void PlannedArena::Impl::PlanAndCache(const PlanJob& job) {
     // The run stays unplanned: the next run with these shapes records again.
     error = fmt::format("planning a run of {} events failed: {}", job.trace.size(), e.what());
   }
-  std::lock_guard lock(mutex_);
+  common::MutexLock lock(mutex_);
   if (!error.empty()) plan_error_ = std::move(error);
 }
 
 void PlannedArena::WaitForPlans() {
   Impl& m = *impl_;
-  std::unique_lock lock(m.mutex_);
-  m.plan_cv_.wait(lock, [&m] { return m.stopping_ || (m.jobs_.empty() && !m.planning_); });
+  common::MutexLock lock(m.mutex_);
+  while (!m.stopping_ && (!m.jobs_.empty() || m.planning_)) m.mutex_.Wait(m.plan_cv_);
 }
 
 bool PlannedArena::Planning() const {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->planning_ || !impl_->jobs_.empty();
 }
 
 std::string PlannedArena::LastPlanError() const {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->plan_error_;
 }
 
 bool PlannedArena::ServingPattern() const {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->run_open_ && impl_->pattern_ != nullptr && !impl_->pattern_broken_;
 }
 
 std::size_t PlannedArena::PatternBlockSize() const {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->block_size_;
 }
 
 std::uint64_t PlannedArena::PlannedHits() const {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->planned_hits_;
 }
 
 std::uint64_t PlannedArena::FallbackAllocations() const {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->fallbacks_;
 }
 
@@ -305,7 +312,7 @@ void* PlannedArena::Impl::TryServePlannedLocked(std::size_t bytes, std::size_t a
 }
 
 void* PlannedArena::DoAllocate(std::size_t bytes, std::size_t alignment, StreamHandle) noexcept {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->AllocateLocked(bytes, alignment);
 }
 
@@ -356,7 +363,7 @@ void PlannedArena::Impl::NoteAllocLocked(void* ptr, const Live& live) {
 }
 
 FreeResult PlannedArena::DoDeallocate(void* ptr, StreamHandle) noexcept {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->DeallocateLocked(ptr);
 }
 
@@ -385,14 +392,14 @@ FreeResult PlannedArena::Impl::DeallocateLocked(void* ptr) noexcept {
 }
 
 std::size_t PlannedArena::DoUsableSize(const void* ptr) const noexcept {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   auto it = impl_->live_.find(ptr);
   return it == impl_->live_.end() ? 0 : it->second.usable;
 }
 
 AllocatorStats PlannedArena::DoGetStats() const {
   const std::size_t limit = impl_->upstream_.GetStats().limit_bytes;
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   return impl_->SnapshotLocked(limit);
 }
 
@@ -418,7 +425,7 @@ AllocatorStats PlannedArena::Impl::SnapshotLocked(std::size_t limit) const {
 }
 
 void PlannedArena::ResetPeakStats() {
-  std::lock_guard lock(impl_->mutex_);
+  common::MutexLock lock(impl_->mutex_);
   impl_->stats_.ResetPeaks();
 }
 
@@ -437,7 +444,7 @@ std::size_t PlannedArena::ReleaseUnusedSpans() {
   Impl& m = *impl_;
   std::size_t released = 0;
   {
-    std::lock_guard lock(m.mutex_);
+    common::MutexLock lock(m.mutex_);
     // The block is needed by an open run even while nothing lives in it yet.
     if (!m.run_open_ && m.planned_live_.empty()) {
       released = m.block_size_;

@@ -2,6 +2,7 @@
 // malloc itself cannot be replaced (sanitizers) and as the reference for the exported forms.
 #include <cerrno>
 
+#include "common/c_stats.h"
 #include "memarena/host.h"
 #include "override/c_functions.h"
 #include "override/dropin.h"
@@ -17,14 +18,7 @@ std::size_t NewAlignment(std::size_t alignment) {
 
 int GetStats(memarena_stats* out) {
   if (out == nullptr) return EINVAL;
-  const AllocatorStats s = HostAllocator().GetStats();
-  *out = memarena_stats{};
-  out->bytes_in_use = s.bytes_in_use;
-  out->bytes_held = s.bytes_held;
-  out->limit_bytes = s.limit_bytes;
-  out->num_allocs = s.num_allocs;
-  out->num_frees = s.num_frees;
-  out->num_ooms = s.num_ooms;
+  *out = common::ToCStats(HostAllocator().GetStats());  // as memarena_get_stats does
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "arena/simulated_memory_source.h"
+#include "common/c_stats.h"
 #include "memarena/arena.h"
 #include "memarena/c_api.h"
 
@@ -35,13 +36,7 @@ extern "C" {
 __attribute__((visibility("default"))) int memarena_cuda_get_stats(int device, memarena_stats* out) {
   if (out == nullptr) return EINVAL;
   if (device != 0) return ENODEV;
-  const memarena::AllocatorStats s = Device().GetStats();
-  *out = memarena_stats{};
-  out->bytes_in_use = s.bytes_in_use;
-  out->bytes_held = s.bytes_held;
-  out->peak_bytes_in_use = s.peak_bytes_in_use;
-  out->peak_bytes_held = s.peak_bytes_held;
-  out->limit_bytes = s.limit_bytes;
+  *out = memarena::common::ToCStats(Device().GetStats());  // as libmemarena_cuda.so does
   return 0;
 }
 
