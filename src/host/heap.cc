@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <utility>
 
 #include "common/asan.h"
 #include "host/central_cache.h"
@@ -58,6 +59,9 @@ struct Registry {
   // Counters of exited threads and of allocations made without a cache, per class.
   std::atomic<std::uint64_t> allocs[kNumClasses + 1] = {};
   std::atomic<std::int64_t> net_out[kNumClasses + 1] = {};
+  // The sampled-span counters of exited threads (ThreadCache).
+  std::atomic<std::uint64_t> sampled_span_reuses{0};
+  std::atomic<std::int64_t> sampled_requested_moved{0};
 };
 constinit Registry g_registry;
 
@@ -128,7 +132,17 @@ void SetMaxLength(ThreadCache* tc, std::size_t cls, std::uint32_t max_length) no
   tc->capacity_bytes += std::size_t{max_length} * kSizes[cls];
 }
 
+// Gives the thread's spare sampled span (see KeepSpareSampledSpan) back to the page heap.
+void DropSpareSampledSpan(ThreadCache* tc) noexcept {
+  Span* span = tc->spare_sampled_span.load(std::memory_order_relaxed);
+  if (span == nullptr) return;
+  tc->spare_sampled_span.store(nullptr, std::memory_order_relaxed);
+  span->sample_entry = 0;
+  g_page_heap.Delete(span);  // its requested is 0 already
+}
+
 void FlushAll(ThreadCache* tc) noexcept {
+  DropSpareSampledSpan(tc);
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     ReleaseFromList(tc, cls, tc->lists[cls].length.load(std::memory_order_relaxed));
     SetMaxLength(tc, cls, 0);
@@ -191,7 +205,7 @@ bool SyncEpoch(ThreadCache* tc) noexcept {
 
 // The fork handlers take every heap lock in one function and drop them in another, which
 // the analysis cannot follow; the order (registry, classes, page heap, metadata) is the
-// lock order of the heap.
+// lock order of the heap. The sampler's lock comes last: no other lock is taken under it.
 void ForkPrepare() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
   g_registry.lock.lock();
   g_central.LockAll();
@@ -199,9 +213,11 @@ void ForkPrepare() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
   SpanRecords().lock().lock();
   g_cache_pool.lock().lock();
   MetaLockAll();
+  sampler::LockForFork();
 }
 
 void ForkRelease() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
+  sampler::UnlockAfterFork();
   MetaUnlockAll();
   g_cache_pool.lock().unlock();
   SpanRecords().lock().unlock();
@@ -213,8 +229,13 @@ void ForkRelease() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
 void ThreadExitHook(void* arg) {
   auto* tc = static_cast<ThreadCache*>(arg);
   FlushAll(tc);
+  sampler::ReleaseSpare(&tc->spare_sample_entry);
   {
     SpinLockHolder hold(g_registry.lock);
+    g_registry.sampled_span_reuses.fetch_add(
+        tc->sampled_span_reuses.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    g_registry.sampled_requested_moved.fetch_add(
+        tc->sampled_requested_moved.load(std::memory_order_relaxed), std::memory_order_relaxed);
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       g_registry.allocs[cls].fetch_add(tc->allocs[cls].load(std::memory_order_relaxed),
                                        std::memory_order_relaxed);
@@ -349,17 +370,54 @@ void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateOnce(bytes, alignment, &failure);
 }
 
-// A sampled block: a span of its own (so its free takes the large path, where the sampler
-// hears of it) recorded with the caller's stack. nullptr when it could not be had; the
-// caller then allocates as usual.
-MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t alignment) noexcept {
-  if (alignment == 0) alignment = kMinAlign;
-  Failure failure = Failure::kNone;
-  void* ptr = AllocateLarge(std::max<std::size_t>(bytes, 1), alignment, &failure);
-  if (ptr != nullptr && sampler::Record(ptr, bytes)) {
-    g_pagemap.Get(Pagemap::PageOf(ptr))->sampled = true;
+// A freed sampled span of one page stays with the freeing thread for its next sample
+// (heap_sampler.h: with the kept entry, a sample and its free then take no lock). The page
+// heap still counts it in use; it is told nothing until the span is dropped (FlushAll), so
+// the span's requested goes to 0 here and every change of it is counted in
+// sampled_requested_moved, and Stats() takes spares out of in use. False when the thread
+// keeps one already.
+bool KeepSpareSampledSpan(ThreadCache* tc, Span* span) noexcept {
+  if (span->num_pages != 1 || tc->spare_sampled_span.load(std::memory_order_relaxed) != nullptr) {
+    return false;
   }
-  return ptr;
+  AddOwned<std::int64_t>(tc->sampled_requested_moved, -static_cast<std::int64_t>(span->requested));
+  span->requested = 0;
+  span->sample_entry = kSpareSampledSpan;  // a second free of the block is a double free
+  common::PoisonFree(span->Start(), span->Bytes());
+  tc->spare_sampled_span.store(span, std::memory_order_relaxed);
+  return true;
+}
+
+// The thread's spare span, made the in-use block of a sample of `bytes`; nullptr if none.
+Span* ReuseSpareSampledSpan(ThreadCache* tc, std::size_t bytes) noexcept {
+  Span* span = tc->spare_sampled_span.load(std::memory_order_relaxed);
+  if (span == nullptr) return nullptr;
+  tc->spare_sampled_span.store(nullptr, std::memory_order_relaxed);
+  AddOwned<std::uint64_t>(tc->sampled_span_reuses, 1);
+  AddOwned<std::int64_t>(tc->sampled_requested_moved, static_cast<std::int64_t>(bytes));
+  span->requested = bytes;
+  span->sample_entry = 0;
+  common::UnpoisonForUse(span->Start(), span->Bytes());
+  return span;
+}
+
+// A sampled block: a span of its own (so its free takes the large path, where the sampler
+// hears of it) whose record names its table entry, recorded with the caller's stack. A
+// block of at most a page takes the thread's spare span when it has one. nullptr when no
+// span could be had; the caller then allocates as usual.
+MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t alignment,
+                                                ThreadCache* tc) noexcept {
+  if (alignment == 0) alignment = kMinAlign;
+  Span* span = bytes <= kPageSize && alignment <= kPageSize ? ReuseSpareSampledSpan(tc, bytes)
+                                                            : nullptr;
+  if (span == nullptr) {
+    Failure failure = Failure::kNone;
+    void* ptr = AllocateLarge(std::max<std::size_t>(bytes, 1), alignment, &failure);
+    if (ptr == nullptr) return nullptr;
+    span = g_pagemap.Get(Pagemap::PageOf(ptr));
+  }
+  span->sample_entry = sampler::Record(span->Start(), bytes, &tc->spare_sample_entry);
+  return span->Start();
 }
 
 // Counts `bytes` against this thread's sampling interval (the fast path only counts when
@@ -374,9 +432,12 @@ MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t align
   }
   tc->sample_left -= static_cast<std::int64_t>(std::min<std::size_t>(bytes, std::size_t{1} << 62));
   if (tc->sample_left >= 0) return nullptr;
+  void* ptr = nullptr;
+  if (sampler::MeanInterval() != 0 && !sampler::Busy()) ptr = AllocateSampled(bytes, alignment, tc);
+  // Drawn after the sample: the next draw's chain (see NextInterval) then overlaps the
+  // caller's next work instead of the sample's own.
   tc->sample_left = sampler::NextInterval();
-  if (sampler::MeanInterval() == 0 || sampler::Busy()) return nullptr;
-  return AllocateSampled(bytes, alignment);
+  return ptr;
 }
 
 MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
@@ -416,14 +477,16 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alig
   if (span == nullptr) return Misuse::kForeignFree;
   const std::uintptr_t page = Pagemap::PageOf(ptr);
   const bool covers = page >= span->first_page && page <= span->LastPage();
-  if (covers && span->state != SpanState::kInUse) return Misuse::kDoubleFree;
+  if (covers && (span->state != SpanState::kInUse || span->sample_entry == kSpareSampledSpan)) {
+    return Misuse::kDoubleFree;
+  }
   if (covers && span->size_class == 0) return Misuse::kInteriorFree;
   return g_page_heap.Reserved(page) ? Misuse::kInteriorFree : Misuse::kForeignFree;
 }
 
 bool IsLiveLargeStart(const void* ptr, const Span* span) noexcept {
   return span != nullptr && span->state == SpanState::kInUse && span->size_class == 0 &&
-         span->Start() == ptr;
+         span->Start() == ptr && span->sample_entry != kSpareSampledSpan;
 }
 
 void FreeLarge(void* ptr) noexcept {
@@ -432,9 +495,11 @@ void FreeLarge(void* ptr) noexcept {
     ReportInvalidFree(ptr, LargeMisuse(ptr, span), "free", 0);
     return;
   }
-  if (span->sampled) {
-    span->sampled = false;
-    sampler::Remove(ptr);
+  if (span->sample_entry != 0) {
+    ThreadCache* tc = t_cache;
+    sampler::Remove(std::exchange(span->sample_entry, 0u),
+                    tc != nullptr ? &tc->spare_sample_entry : nullptr);
+    if (tc != nullptr && KeepSpareSampledSpan(tc, span)) return;
   }
   g_page_heap.Delete(span);
   watermarks::Check();
@@ -668,6 +733,10 @@ struct ClassCounters {
   std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
   std::size_t cached = 0;
   std::size_t largest_free_object = 0;  // in a thread cache (central lists are added later)
+  // Sampled spans (KeepSpareSampledSpan): spares kept now, reuses, requested moved.
+  std::size_t spare_sampled_spans = 0;
+  std::uint64_t sampled_span_reuses = 0;
+  std::int64_t sampled_requested_moved = 0;
 };
 
 void FoldClassCounters(ClassCounters& out) noexcept {
@@ -676,7 +745,15 @@ void FoldClassCounters(ClassCounters& out) noexcept {
     out.allocs[cls] = g_registry.allocs[cls].load(std::memory_order_relaxed);
     out.live[cls] = g_registry.net_out[cls].load(std::memory_order_relaxed);
   }
+  out.sampled_span_reuses = g_registry.sampled_span_reuses.load(std::memory_order_relaxed);
+  out.sampled_requested_moved = g_registry.sampled_requested_moved.load(std::memory_order_relaxed);
   for (const ThreadCache* tc = g_registry.head; tc != nullptr; tc = tc->next) {
+    if (tc->spare_sampled_span.load(std::memory_order_relaxed) != nullptr) {
+      ++out.spare_sampled_spans;
+      out.cached += kPageSize;  // a spare is memory the thread keeps, as its lists are
+    }
+    out.sampled_span_reuses += tc->sampled_span_reuses.load(std::memory_order_relaxed);
+    out.sampled_requested_moved += tc->sampled_requested_moved.load(std::memory_order_relaxed);
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
       out.allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
@@ -727,8 +804,13 @@ AllocatorStats Stats() noexcept {
     if (c.num_allocs != 0) largest_class_used = c.size;
   }
   const PageHeapStats heap = g_page_heap.Stats();
-  s.bytes_in_use = small_in_use + g_page_heap.LargeInUse();
-  s.bytes_requested = small_in_use + g_page_heap.LargeRequested();
+  // Spare sampled spans are in use to the page heap, and free to the program.
+  const std::size_t spare_bytes = counters.spare_sampled_spans * kPageSize;
+  const std::size_t large_in_use = g_page_heap.LargeInUse();
+  s.bytes_in_use = small_in_use + (large_in_use > spare_bytes ? large_in_use - spare_bytes : 0);
+  const auto large_requested = static_cast<std::int64_t>(g_page_heap.LargeRequested()) +
+                               counters.sampled_requested_moved;
+  s.bytes_requested = small_in_use + static_cast<std::size_t>(std::max<std::int64_t>(large_requested, 0));
   s.bytes_held = heap.held;
   s.bytes_releasable = heap.free_committed;
   // The largest block a request could get without committing pages: a free span, or, when
@@ -747,8 +829,8 @@ AllocatorStats Stats() noexcept {
   s.peak_bytes_requested = g_peak_requested.load(std::memory_order_relaxed);
   s.peak_bytes_held = heap.peak_held;
   s.limit_bytes = heap.ceiling;
-  s.num_allocs += heap.large_allocs;
-  s.num_frees += heap.large_frees;
+  s.num_allocs += heap.large_allocs + counters.sampled_span_reuses;
+  s.num_frees += heap.large_frees + counters.sampled_span_reuses + counters.spare_sampled_spans;
   s.num_reserves = heap.num_reserves;
   s.num_releases = heap.num_releases;
   s.bytes_released = heap.bytes_released;

@@ -15,6 +15,9 @@ enum class SpanState : std::uint8_t {
   kInUse = 2,
 };
 
+// Span::sample_entry of a spare sampled span (see there).
+inline constexpr std::uint32_t kSpareSampledSpan = ~std::uint32_t{0};
+
 // Invariants (checked by PageHeap::CheckInvariants for free spans and by
 // CentralCache::CheckInvariants for the small spans on its lists):
 //   free span:  state != kInUse, size_class == 0, and the pagemap maps first_page and
@@ -30,8 +33,11 @@ struct Span {
   SpanState state = SpanState::kReturned;
   std::uint8_t size_class = 0;  // 0: a page-granular (large) block
   bool in_central_list = false;
-  bool sampled = false;  // large spans: a heap-sampler block, in the sampler's table
   std::uint32_t allocated = 0;  // small spans: objects handed out of the span
+  // Large spans: the heap sampler's table entry of their block (heap_sampler.h); 0 when the
+  // block is not sampled; kSpareSampledSpan for a spare (heap.cc: a freed sampled span a
+  // thread keeps, still in use to the page heap, for its next sample).
+  std::uint32_t sample_entry = 0;
   void* free_objects = nullptr;  // small spans: freed objects, linked through their first word
   char* bump = nullptr;          // small spans: next never-used object (carved lazily so
   char* bump_end = nullptr;      // a new span's memory is not touched up front)

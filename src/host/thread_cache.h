@@ -13,6 +13,7 @@
 
 #include "host/object_start.h"
 #include "host/size_classes.h"
+#include "host/span.h"
 
 namespace memarena::host {
 
@@ -47,6 +48,16 @@ struct alignas(64) ThreadCache {
   std::uint32_t next_victim = 1;   // where the next steal of list capacity starts
   ThreadCache* next = nullptr;     // registry of live caches
   ThreadCache* prev = nullptr;
+  // What this thread kept from its last sampled free for its next sample, so that a sample
+  // and its free take no lock: a free sampler entry (0: none) and the one-page span
+  // (nullptr: none). The page heap still counts the span in use; Stats() takes it out.
+  std::uint32_t spare_sample_entry = 0;
+  std::atomic<Span*> spare_sampled_span{nullptr};
+  // Spare spans handed to a new sample (an allocation and a free the page heap did not
+  // see), and the net change this thread made to sampled spans' Span::requested outside
+  // the page heap (the heap's large_requested plus every thread's change is exact).
+  std::atomic<std::uint64_t> sampled_span_reuses{0};
+  std::atomic<std::int64_t> sampled_requested_moved{0};
 };
 
 // Owner-only update: a plain load and store, not a locked instruction.

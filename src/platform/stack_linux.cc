@@ -104,10 +104,13 @@ MEMARENA_ALLOCATION_ENTRY int CaptureStack(void** frames, int max_frames) noexce
   constexpr int kMaxRaw = 64;
   constexpr int kMaxAllocatorFrames = 16;
   void* raw[kMaxRaw];
-  int depth = WalkFramePointers(raw, kMaxRaw);
-  if (depth < 0) depth = backtrace(raw, kMaxRaw);
+  const int max_raw = max_frames + kMaxAllocatorFrames < kMaxRaw ? max_frames + kMaxAllocatorFrames
+                                                                 : kMaxRaw;
+  int depth = WalkFramePointers(raw, max_raw);
+  if (depth < 0) depth = backtrace(raw, max_raw);
   // Starts after the last allocator frame near the top: a sanitizer's backtrace interceptor
-  // may sit above CaptureStack, and a Debug build keeps frames a release build inlines.
+  // may sit above CaptureStack, and a Debug build keeps frames a release build inlines
+  // (which lie outside the section, between allocator frames that lie in it).
   int first = 0;
   for (int i = 0; i < depth && i < kMaxAllocatorFrames; ++i) {
     if (InAllocationEntry(raw[i])) first = i + 1;
