@@ -27,9 +27,13 @@ for fuzzer in $fuzzers; do
   corpus="$build/corpus/$fuzzer"
   mkdir -p "$corpus"
   cp -n tests/fuzz/corpus/"$fuzzer"/* "$corpus"/ 2>/dev/null || true
+  # A dictionary of the format's tokens (tests/fuzz/dict/) keeps mutated text well formed
+  # often enough that inputs reach the planner, the replay and the arena, not only the errors.
+  dict=()
+  [[ -f tests/fuzz/dict/$fuzzer.dict ]] && dict=(-dict="tests/fuzz/dict/$fuzzer.dict")
   echo "== $fuzzer for ${seconds}s"
   # shellcheck disable=SC2086
-  "$build/tests/fuzz/$fuzzer" -max_total_time="$seconds" -print_final_stats=1 \
+  "$build/tests/fuzz/$fuzzer" -max_total_time="$seconds" -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="$build/artifacts/$fuzzer-" ${FUZZ_ARGS:-} "$corpus"
 done
 echo "fuzz: no crash, no sanitizer report, no broken invariant"

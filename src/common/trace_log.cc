@@ -235,7 +235,7 @@ struct Columns {
   std::size_t count = 0;
 };
 
-Columns ParseHeader(std::string_view line, std::string_view source) {
+Columns ParseHeader(std::string_view line, std::size_t line_number, std::string_view source) {
   Columns c;
   const auto fields = SplitCsvFields(line);
   c.count = fields.size();
@@ -252,9 +252,9 @@ Columns ParseHeader(std::string_view line, std::string_view source) {
                              {c.pointer, "Pointer"}, {c.size, "Size"}}) {
     if (index == SIZE_MAX) {
       throw TraceError(fmt::format(
-          "{}:1: the header has no {} column; an RMM replay log starts with "
+          "{}:{}: the header has no {} column; an RMM replay log starts with "
           "Thread,Time,Action,Pointer,Size,Stream (got '{}')",
-          source, name, line));
+          source, line_number, name, line));
     }
   }
   return c;
@@ -282,7 +282,7 @@ std::vector<TraceEvent> ParseTrace(std::string_view text, std::string_view sourc
     ++line_number;
     if (line.empty()) continue;
     if (!have_header) {
-      columns = ParseHeader(line, source);
+      columns = ParseHeader(line, line_number, source);
       have_header = true;
       continue;
     }

@@ -5,13 +5,18 @@
 // of a replay on a BfcArena balance: every allocate row is an allocation or an OOM, frees
 // never outnumber allocations or the free rows, the arena ends with nothing in use and as
 // many frees as allocations, and without OOMs its peak request is the trace's own peak.
+#include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arena/simulated_memory_source.h"
+#include "common/text.h"
 #include "common/trace_log.h"
 #include "fuzz/fuzz_input.h"
 #include "memarena/arena.h"
@@ -23,6 +28,7 @@ namespace {
 
 using memarena::TraceAction;
 using memarena::TraceEvent;
+using memarena::common::Trim;
 using memarena::fuzz::Check;
 
 // A BfcArena over a simulated 64 MiB source: addresses, not memory, so replay is cheap and
@@ -42,6 +48,44 @@ class SimulatedArenaTarget final : public memarena::tools::ReplayTarget {
   }
   memarena::BfcArena arena_;
 };
+
+// Bad lines dropped per input before the harness gives up on it: each drop costs a parse.
+constexpr std::size_t kMaxRepairs = 32;
+
+// The line number a TraceError from ParseTrace(text, "fuzz") names ("fuzz:N: ..."), or 0
+// when it names none.
+std::size_t LineNamed(std::string_view message) {
+  constexpr std::string_view kSource = "fuzz:";
+  if (!message.starts_with(kSource)) return 0;
+  message.remove_prefix(kSource.size());
+  std::size_t line = 0;
+  const char* end = message.data() + message.size();
+  const auto [ptr, ec] = std::from_chars(message.data(), end, line);
+  return ec == std::errc() && ptr != end && *ptr == ':' ? line : 0;
+}
+
+// Line `number` (from 1) of `text` as the reader splits it (at '\n'), or nullopt.
+std::optional<std::string_view> Line(std::string_view text, std::size_t number) {
+  for (std::size_t n = 1; !text.empty(); ++n) {
+    const std::size_t newline = text.find('\n');
+    if (n == number) return text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+  }
+  return std::nullopt;
+}
+
+bool IsNonBlankLine(std::string_view text, std::size_t number) {
+  const std::optional<std::string_view> line = Line(text, number);
+  return line.has_value() && !Trim(*line).empty();
+}
+
+// `text` without line `number` (which exists), newline included.
+std::string WithoutLine(const std::string& text, std::size_t number) {
+  const std::string_view line = *Line(text, number);
+  const std::size_t begin = static_cast<std::size_t>(line.data() - text.data());
+  const std::size_t end = std::min(text.size(), begin + line.size() + 1);
+  return text.substr(0, begin) + text.substr(end);
+}
 
 void CheckRoundTrip(const std::vector<TraceEvent>& records) {
   std::string text = "Thread,Time,Action,Pointer,Size,Stream\n";
@@ -92,14 +136,29 @@ void CheckReplayBooks(const std::vector<TraceEvent>& records) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  memarena::fuzz::CountOperation();  // the parse; then one per row written back and replayed
   memarena::fuzz::FuzzInput in(data, size);
-  const std::string text = in.Rest();
+  std::string text = in.Rest();
   std::vector<TraceEvent> records;
-  try {
-    records = memarena::ParseTrace(text, "fuzz");
-  } catch (const memarena::TraceError&) {
-    return 0;
+  // A mutated trace usually has one bad row among many good ones. The reader is line by line,
+  // so every error names the line it stopped at; the harness checks that, drops that line and
+  // reads the rest again, so the good rows still reach the writer and the replay.
+  for (std::size_t repairs = 0;; ++repairs) {
+    memarena::fuzz::CountOperation();  // one parse; then one per row written back and replayed
+    try {
+      records = memarena::ParseTrace(text, "fuzz");
+      break;
+    } catch (const memarena::TraceError& e) {
+      const std::size_t line = LineNamed(e.what());
+      if (line == 0) {
+        Check(std::string_view(e.what()).find("empty trace") != std::string_view::npos,
+              "a TraceError names no line and the trace is not empty");
+        Check(Trim(text).empty(), "'empty trace' for a text with a non-blank line");
+        return 0;
+      }
+      Check(IsNonBlankLine(text, line), "a TraceError names a line that is blank or missing");
+      if (repairs == kMaxRepairs) return 0;
+      text = WithoutLine(text, line);
+    }
   }
   Check(records.size() <= text.size() / 8, "more rows than the text has room for");
   memarena::fuzz::CountOperations(records.size());

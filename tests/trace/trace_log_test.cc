@@ -156,6 +156,8 @@ TEST(ParseTrace, BadInputNamesTheLineAndTheProblem) {
   const std::string header = "Thread,Time,Action,Pointer,Size,Stream\n";
   ExpectParseError("", "empty trace");
   ExpectParseError("Thread,Time,Pointer,Size\n", "t.csv:1: the header has no Action column");
+  // Found by trace_reader_fuzzer (issue 17): after blank lines, the header's error named line 1.
+  ExpectParseError("\n \nThread,Time,Pointer,Size\n", "t.csv:3: the header has no Action column");
   ExpectParseError(header + "1,00:00:00.0,alloc,0x1,8,0\n", "t.csv:2: bad Action");
   ExpectParseError(header + "1,00:00:00.0,allocate,0x1,8,0\n1,xx,free,0x1,8,0\n",
                    "t.csv:3: bad Time");
