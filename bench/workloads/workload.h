@@ -37,13 +37,15 @@ class Rng {
   std::uint64_t state_;
 };
 
-// Writes the first bytes and one byte per page, so the block is resident (counts in RSS) as
-// a program's data would be, without the memset dominating the time. Returns a checksum
-// contribution so the compiler keeps the writes.
+// Writes the first bytes, one byte per page and the last byte, so the block is resident
+// (counts in RSS) as a program's data would be, without the memset dominating the time.
+// Returns a checksum contribution (of written bytes only, so it is the same under every
+// allocator) so the compiler keeps the writes.
 inline std::uint64_t Touch(void* ptr, std::size_t size, unsigned char value) {
   auto* bytes = static_cast<unsigned char*>(ptr);
   std::memset(bytes, value, size < 64 ? size : 64);
   for (std::size_t i = 4096; i < size; i += 4096) bytes[i] = value;
+  bytes[size - 1] = value;
   return bytes[0] + bytes[size - 1];
 }
 
