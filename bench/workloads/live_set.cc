@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "workload.h"
@@ -65,16 +64,9 @@ int main(int argc, char** argv) {
   const double scale = workload::Scale(argc, argv);
   constexpr int kThreads = MEMARENA_WORKLOAD_THREADS;
   const std::size_t operations = workload::Scaled(6000000, scale);
-  std::vector<std::uint64_t> sums(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&sums, t, operations] {
-      sums[t] = Run(static_cast<std::uint64_t>(t) + 11, operations);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  std::uint64_t checksum = 0;
-  for (std::uint64_t s : sums) checksum += s;
+  const std::uint64_t checksum = workload::SumOverThreads(kThreads, [operations](int t) {
+    return Run(static_cast<std::uint64_t>(t) + 11, operations);
+  });
   std::printf("live_set: %d threads x %zu operations, checksum %llu\n", kThreads, operations,
               static_cast<unsigned long long>(checksum));
   return 0;

@@ -244,33 +244,41 @@ std::uint64_t LiteralCount(const Cover* f) {
   return literals;
 }
 
+// What minimizing a stream of functions added up to.
+struct Totals {
+  std::uint64_t nodes = 0;  // tautology checks
+  std::uint64_t literals_before = 0;
+  std::uint64_t literals_after = 0;
+  std::uint64_t checksum = 0;
+};
+
+// Two passes of expand and irredundant over one random function.
+void MinimizeOne(workload::Rng& rng, Totals& totals) {
+  Cover* f = RandomFunction(rng);
+  totals.literals_before += LiteralCount(f);
+  Budget budget{200000};
+  for (int pass = 0; pass < 2; ++pass) {
+    Expand(f, budget);
+    f = Irredundant(f, budget);
+  }
+  const std::uint64_t literals = LiteralCount(f);
+  totals.literals_after += literals;
+  totals.nodes += budget.nodes_used;
+  totals.checksum = totals.checksum * 1000003 + f->count * 131 + literals;
+  FreeCover(f);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double scale = workload::Scale(argc, argv);
-  const std::size_t functions = workload::Scaled(60, scale);
+  const std::size_t functions = workload::Scaled(60, workload::Scale(argc, argv));
   workload::Rng rng(8086);
-  std::uint64_t checksum = 0;
-  std::uint64_t nodes = 0;
-  std::uint64_t literals_before = 0;
-  std::uint64_t literals_after = 0;
-  for (std::size_t i = 0; i < functions; ++i) {
-    Cover* f = RandomFunction(rng);
-    literals_before += LiteralCount(f);
-    Budget budget{200000};
-    for (int pass = 0; pass < 2; ++pass) {
-      Expand(f, budget);
-      f = Irredundant(f, budget);
-    }
-    literals_after += LiteralCount(f);
-    nodes += budget.nodes_used;
-    checksum = checksum * 1000003 + f->count * 131 + LiteralCount(f);
-    FreeCover(f);
-  }
+  Totals totals;
+  for (std::size_t i = 0; i < functions; ++i) MinimizeOne(rng, totals);
   std::printf("minimizer: %zu functions, %llu tautology nodes, literals %llu -> %llu, checksum %llu\n",
-              functions, static_cast<unsigned long long>(nodes),
-              static_cast<unsigned long long>(literals_before),
-              static_cast<unsigned long long>(literals_after),
-              static_cast<unsigned long long>(checksum));
+              functions, static_cast<unsigned long long>(totals.nodes),
+              static_cast<unsigned long long>(totals.literals_before),
+              static_cast<unsigned long long>(totals.literals_after),
+              static_cast<unsigned long long>(totals.checksum));
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace workload {
 
@@ -58,6 +60,21 @@ inline double Scale(int argc, char** argv) {
     std::exit(2);
   }
   return scale;
+}
+
+// Runs body(t) for t = 0 .. threads - 1, each on its own thread, and returns the sum of the
+// checksums they return.
+template <typename Body>
+std::uint64_t SumOverThreads(int threads, Body body) {
+  std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads));
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&sums, &body, t] { sums[static_cast<std::size_t>(t)] = body(t); });
+  }
+  for (std::thread& thread : running) thread.join();
+  std::uint64_t sum = 0;
+  for (std::uint64_t s : sums) sum += s;
+  return sum;
 }
 
 inline std::size_t Scaled(std::size_t n, double scale) {
