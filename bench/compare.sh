@@ -40,7 +40,7 @@ while getopts "b:r:s:w:o:i:h" opt; do
     w) workloads=$OPTARG ;;
     o) raw_out=$OPTARG ;;
     i) raw_in=$OPTARG ;;
-    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 

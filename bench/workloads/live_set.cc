@@ -63,7 +63,7 @@ std::uint64_t Run(std::uint64_t seed, std::size_t operations) {
 int main(int argc, char** argv) {
   const double scale = workload::Scale(argc, argv);
   constexpr int kThreads = MEMARENA_WORKLOAD_THREADS;
-  const std::size_t operations = workload::Scaled(6000000, scale);
+  const std::size_t operations = workload::Scaled(10000000, scale);
   const std::uint64_t checksum = workload::SumOverThreads(kThreads, [operations](int t) {
     return Run(static_cast<std::uint64_t>(t) + 11, operations);
   });

@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   const double scale = workload::Scale(argc, argv);
-  const std::size_t iterations = workload::Scaled(12000000, scale);
+  const std::size_t iterations = workload::Scaled(24000000, scale);
   constexpr std::size_t kSlots = 1024;
   workload::Rng rng(1729);
   std::vector<void*> slots(kSlots, nullptr);
