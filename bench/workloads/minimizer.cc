@@ -185,12 +185,14 @@ Cover* Irredundant(Cover* f, Budget& budget) {
   Cover* kept = NewCover();
   for (std::uint32_t i = 0; i < f->count; ++i) {
     bool contained = false;
+    // A dropped cube's slot is null: whatever contained it contains cube i as well.
     for (std::uint32_t j = 0; j < f->count && !contained; ++j) {
-      contained = j != i && Contains(f->cubes[j], f->cubes[i]) &&
+      contained = j != i && f->cubes[j] != nullptr && Contains(f->cubes[j], f->cubes[i]) &&
                   (j < i || !Contains(f->cubes[i], f->cubes[j]));
     }
     if (contained) {
       std::free(f->cubes[i]);
+      f->cubes[i] = nullptr;
     } else {
       Push(kept, f->cubes[i]);
     }
