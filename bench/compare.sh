@@ -6,14 +6,19 @@
 # CPU time (user + system: what a loaded machine disturbs least, so the time ratio is taken
 # on it), the median peak RSS and the ratio of each median to the best of the four peers.
 #
-# Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD ..."] [-o FILE]
+# Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD[:SCALE] ..."] [-o FILE]
 #   -b  build directory (default: build; configured here if it has no CMakeCache.txt)
 #   -r  repetitions per allocator and workload (default 5)
-#   -s  work scale passed to every workload (default 1)
-#   -w  workloads (default: larson churn prodcons realloc_grow mixed_heap testsuite trees
-#       false_sharing large_buffers)
-#   -o  also write the raw measurements (workload allocator seconds rss_kib status cpu) to FILE
+#   -s  work scale passed to every workload (default: each workload's own, see
+#       default_scale below: 1, except large_buffers 0.1 and testsuite 3)
+#   -w  workloads, each optionally with its scale (default: all of bench/workloads)
+#   -o  also write the raw measurements (workload allocator seconds rss_kib status cpu
+#       output_cksum scale) to FILE
 #   -i  print the table of such a FILE again, without running anything
+# Every workload prints a checksum of its work; the table says when the allocators' outputs
+# differ (they must not: the same work under every allocator). When `startup` (one malloc,
+# one printf) is among the workloads, the table also gives each peak RSS minus that
+# allocator's start-up peak: what the heap itself cost, without the loaded libraries.
 # Installs libjemalloc-dev, libgoogle-perftools-dev and libmimalloc-dev with apt-get when
 # one is missing (as root, or through sudo).
 set -euo pipefail
@@ -22,8 +27,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=build
 reps=5
-scale=1
-workloads="larson churn prodcons realloc_grow mixed_heap testsuite trees false_sharing large_buffers"
+scale=""
+workloads="startup larson larson_fixed churn prodcons realloc_grow mixed_heap testsuite trees false_sharing
+  large_buffers factoring minimizer random_slots live_set_1t live_set_2t"
 raw_out=""
 raw_in=""
 while getopts "b:r:s:w:o:i:h" opt; do
@@ -34,9 +40,26 @@ while getopts "b:r:s:w:o:i:h" opt; do
     w) workloads=$OPTARG ;;
     o) raw_out=$OPTARG ;;
     i) raw_in=$OPTARG ;;
-    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
+
+# The scale at which a workload runs about 0.5-2 s under the fastest allocators here, so a
+# full run (15 workloads, 5 allocators, 5 rounds) takes about 10 minutes on 2 cores.
+default_scale() {
+  case $1 in
+    large_buffers) echo 0.1 ;;  # 200 steps of 5-25 MiB zero-filled buffers, ~2 s
+    testsuite) echo 3 ;;        # 0.03-0.07 s at scale 1 outside glibc: too short to time
+    *) echo 1 ;;
+  esac
+}
+
+# "name:scale" -> name and its scale (-s, then the name's own scale, then default_scale).
+workload_name() { echo "${1%%:*}"; }
+workload_scale() {
+  if [[ $1 == *:* ]]; then echo "${1#*:}"; elif [ -n "$scale" ]; then echo "$scale"; else
+    default_scale "$1"; fi
+}
 
 # Path of the first of the given sonames the dynamic linker knows, or nothing.
 find_lib() {
@@ -55,7 +78,7 @@ peers_present() {
 names=(glibc jemalloc tcmalloc mimalloc memarena)
 if [ -n "$raw_in" ]; then
   raw=$raw_in
-  reps=$(awk -v w="$(echo $workloads | cut -d' ' -f1)" '$1 == w && $2 == "glibc"' "$raw" | wc -l)
+  reps=$(awk '$2 == "glibc" { n[$1]++ } END { m = 0; for (w in n) if (n[w] > m) m = n[w]; print m }' "$raw")
 else
   if ! peers_present; then
     echo "compare.sh: installing the peer allocators (jemalloc, gperftools, mimalloc)" >&2
@@ -81,18 +104,22 @@ else
   cmake --build "$build" -j"$(nproc)" --target memarena_malloc memarena_workloads >&2
   bin=$(realpath "$build")/bench/workloads
 
+  load_start=$(cut -d' ' -f1 /proc/loadavg)
   raw=$(mktemp)
-  trap 'rm -f "$raw"' EXIT
+  out=$(mktemp)
+  trap 'rm -f "$raw" "$out"' EXIT
   n=${#names[@]}
   for ((rep = 0; rep < reps; rep++)); do
-    for w in $workloads; do
+    for spec in $workloads; do
+      w=$(workload_name "$spec")
       for ((k = 0; k < n; k++)); do
         i=$(((k + rep) % n))
         preload=()
         [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
-        read -r secs rss status cpu < <("$bin/workload_measure" "${preload[@]}" -- \
-          "$bin/workload_$w" "$scale")
-        echo "$w ${names[$i]} $secs $rss $status $cpu" >>"$raw"
+        read -r secs rss status cpu < <("$bin/workload_measure" "${preload[@]}" --stdout "$out" \
+          -- "$bin/workload_$w" "$(workload_scale "$spec")")
+        echo "$w ${names[$i]} $secs $rss $status $cpu $(cksum <"$out" | cut -d' ' -f1)" \
+          "$(workload_scale "$spec")" >>"$raw"
         printf '\r%s rep %d/%d %-14s %-9s %6.2f s' "compare.sh:" $((rep + 1)) "$reps" "$w" \
           "${names[$i]}" "$cpu" >&2
       done
@@ -102,11 +129,25 @@ else
   [ -n "$raw_out" ] && cp "$raw" "$raw_out"
 fi
 
-echo "bench/compare.sh -r $reps -s $scale ($(nproc) CPUs, $(date -u +%Y-%m-%d), medians of $reps)"
+order=""
+for spec in $workloads; do
+  w=$(workload_name "$spec")
+  # A FILE given with -i lists only the workloads that were run.
+  [ -z "$raw_in" ] || grep -q "^$w " "$raw" && order="$order $w"
+done
+load="load average $(cut -d' ' -f1 /proc/loadavg) at the end"
+[ -n "${load_start:-}" ] && load="load average $load_start at the start, $(cut -d' ' -f1 /proc/loadavg) at the end"
+echo "bench/compare.sh -r $reps ($(nproc) CPUs, $load, $(date -u '+%Y-%m-%d %H:%M UTC'), medians of $reps rotated rounds)"
+scales=""
+for w in $order; do
+  # The scale each workload ran at (the raw file's 8th column; older files lack it).
+  scales="$scales $w:$(awk -v w="$w" '$1 == w { print ($8 == "" ? "?" : $8); exit }' "$raw")"
+done
+echo "scales:$scales"
 echo
-echo "| workload | allocator | wall s | CPU s | peak RSS MiB | CPU / best peer | RSS / best peer |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]}" '
+echo "| workload | allocator | wall s | CPU s | peak RSS MiB | RSS - start-up MiB | CPU / best peer | RSS / best peer | RSS - start-up / best peer |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
   function median(list,   a, m, t, i, j) {
     m = split(list, a, " ")
     for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -114,17 +155,29 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]
   }
   { key = $1 SUBSEP $2; secs[key] = secs[key] " " $3; rss[key] = rss[key] " " $4
     cpu[key] = cpu[key] " " $6
-    if ($5 != 0) failed[key] = 1 }
+    if ($5 != 0) failed[key] = 1
+    # The outputs of a workload must match across allocators and rounds.
+    if ($7 != "" && $5 == 0) {
+      if (!($1 in output)) output[$1] = $7
+      else if (output[$1] != $7 && index(differs[$1] " ", " " $2 " ") == 0) differs[$1] = differs[$1] " " $2
+    } }
   END {
     nw = split(order, ws, " "); na = split(allocs, as, " ")
+    for (a = 1; a <= na; a++) {
+      key = "startup" SUBSEP as[a]
+      has_base[a] = key in rss
+      if (has_base[a]) base[a] = median(rss[key]) / 1024
+    }
     for (w = 1; w <= nw; w++) {
-      best_t = -1; best_r = -1
+      best_t = -1; best_r = -1; best_h = ""
       for (a = 1; a <= na; a++) {
         key = ws[w] SUBSEP as[a]
         wall[a] = median(secs[key]); t[a] = median(cpu[key]); r[a] = median(rss[key]) / 1024
+        if (has_base[a]) h[a] = r[a] - base[a]
         if (as[a] != "memarena" && !(key in failed)) {
           if (best_t < 0 || t[a] < best_t) best_t = t[a]
           if (best_r < 0 || r[a] < best_r) best_r = r[a]
+          if (has_base[a] && (best_h == "" || h[a] < best_h)) best_h = h[a]
         }
       }
       for (a = 1; a <= na; a++) {
@@ -132,8 +185,17 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$workloads" -v allocs="${names[*]
         note = (key in failed) ? " FAILED" : ""
         if (as[a] == "memarena" && !(key in failed))
           note = (t[a] <= best_t && r[a] <= 1.1 * best_r) ? " (meets the bar)" : " (misses the bar)"
-        printf "| %s | %s%s | %.3f | %.3f | %.1f | %.2f | %.2f |\n", ws[w], as[a], note, wall[a],
-               t[a], r[a], t[a] / best_t, r[a] / best_r
+        # The start-up bar is on RSS alone: the glibc peak + 0.5 MiB.
+        if (as[a] == "memarena" && ws[w] == "startup" && !(key in failed))
+          note = (r[a] <= r[1] + 0.5) ? " (meets the bar)" : " (misses the bar)"
+        heap = has_base[a] ? sprintf("%.1f", h[a]) : "-"
+        # Below 1 MiB of heap the difference of two peaks is noise, not a ratio.
+        heap_ratio = (!has_base[a] || best_h == "" || best_h < 1 || ws[w] == "startup") ? "-" : sprintf("%.2f", h[a] / best_h)
+        printf "| %s | %s%s | %.3f | %.3f | %.1f | %s | %.2f | %.2f | %s |\n", ws[w], as[a], note,
+               wall[a], t[a], r[a], heap, t[a] / best_t, r[a] / best_r, heap_ratio
       }
+    }
+    for (w = 1; w <= nw; w++) {
+      if (ws[w] in differs) printf "\nOUTPUTS DIFFER: %s printed another result under%s\n", ws[w], differs[ws[w]]
     }
   }'

@@ -1,12 +1,16 @@
 // Host allocator against glibc malloc, tcmalloc and mimalloc (peer_allocators.h) in the
-// same binary: malloc/free pairs by size, batches of allocations then frees, and a 2-thread
-// producer/consumer with cross-thread frees. Run with --benchmark_repetitions=5
+// same binary: malloc/free pairs by size, batches of allocations then frees, the random-slot
+// replacement of glibc's malloc benchmark, and a 2-thread producer/consumer with cross-thread
+// frees. Run with --benchmark_repetitions=5
 // --benchmark_report_aggregates_only=true --benchmark_enable_random_interleaving=true.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "host/host_api.h"
@@ -106,6 +110,54 @@ BENCHMARK_TEMPLATE(BM_Batch, Host)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, HostUnchecked)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, Tcmalloc)->Apply(BatchShapes);
 BENCHMARK_TEMPLATE(BM_Batch, Mimalloc)->Apply(BatchShapes);
+
+// The shape of glibc's malloc micro-benchmark (bench/workloads/random_slots.cc, in one
+// process): 1,024 slots hold blocks of log-uniform random size from 16 B to range(0); each
+// step frees a random slot and refills it with a block of a new size. The slots and sizes
+// are drawn before the timed loop (the same 64 Ki steps for every allocator), so the loop is
+// the allocator's. Time per free + malloc.
+struct RandomStep {
+  std::uint32_t slot;
+  std::uint32_t size;
+};
+
+std::vector<RandomStep> RandomSteps(std::size_t max_size) {
+  constexpr std::size_t kSteps = 1 << 16;
+  std::mt19937_64 rng(1729);
+  const int max_bits = std::bit_width(max_size) - 1;
+  std::vector<RandomStep> steps(kSteps);
+  for (RandomStep& step : steps) {
+    const std::size_t base = std::size_t{1} << (4 + rng() % static_cast<unsigned>(max_bits - 3));
+    step.slot = static_cast<std::uint32_t>(rng() % 1024);
+    step.size = static_cast<std::uint32_t>(std::min(max_size, base + rng() % base));
+  }
+  return steps;
+}
+
+template <typename A>
+void BM_RandomSlots(benchmark::State& state) {
+  if (Unavailable<A>(state)) return;
+  const std::vector<RandomStep> steps = RandomSteps(static_cast<std::size_t>(state.range(0)));
+  std::vector<void*> slots(1024);
+  for (void*& slot : slots) slot = A::Allocate(16);
+  std::size_t next = 0;
+  for (auto _ : state) {
+    const RandomStep step = steps[next++ % steps.size()];
+    A::Free(slots[step.slot]);
+    auto* block = static_cast<unsigned char*>(A::Allocate(step.size));
+    block[0] = static_cast<unsigned char>(next);  // a caller writes what it allocates
+    slots[step.slot] = block;
+  }
+  for (void* slot : slots) A::Free(slot);
+  state.SetItemsProcessed(state.iterations());
+}
+
+void RandomSlotSizes(benchmark::internal::Benchmark* b) { b->Arg(1024)->Arg(32768); }
+
+BENCHMARK_TEMPLATE(BM_RandomSlots, Glibc)->Apply(RandomSlotSizes);
+BENCHMARK_TEMPLATE(BM_RandomSlots, Host)->Apply(RandomSlotSizes);
+BENCHMARK_TEMPLATE(BM_RandomSlots, Tcmalloc)->Apply(RandomSlotSizes);
+BENCHMARK_TEMPLATE(BM_RandomSlots, Mimalloc)->Apply(RandomSlotSizes);
 
 // Single-producer single-consumer ring of pointers, published a whole iteration (64
 // blocks) at a time so the harness costs one synchronisation per 64 blocks and the

@@ -2,8 +2,12 @@
 // ones (free + malloc of 16 B to 1 KiB). Every generation the table is handed to a new
 // thread, as a server hands a connection's state to the next worker, so most frees happen
 // on a thread other than the one that allocated, and threads come and go all the time.
+// Built twice: larson (malloc/free, random sizes) and larson_fixed (MEMARENA_LARSON_FIXED_SIZE:
+// every block the same size, through operator new and the sized operator delete, as a
+// server's fixed-size request objects are).
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -20,13 +24,32 @@ struct Lane {
   std::uint64_t checksum = 0;
 };
 
+#ifdef MEMARENA_LARSON_FIXED_SIZE
+constexpr std::size_t kFixedSize = MEMARENA_LARSON_FIXED_SIZE;
+constexpr const char* kName = "larson_fixed";
+void* NewBlock(workload::Rng&, std::size_t& size) {
+  size = kFixedSize;
+  return ::operator new(kFixedSize);
+}
+void DeleteBlock(void* p) {
+  if (p != nullptr) ::operator delete(p, kFixedSize);
+}
+#else
+void* NewBlock(workload::Rng& rng, std::size_t& size) {
+  size = rng.Uniform(16, 1024);
+  return std::malloc(size);
+}
+void DeleteBlock(void* p) { std::free(p); }
+constexpr const char* kName = "larson";
+#endif
+
 void RunGeneration(Lane& lane, std::uint64_t seed, std::size_t ops) {
   workload::Rng rng(seed);
   for (std::size_t i = 0; i < ops; ++i) {
     void*& slot = lane.slots[rng.Next() % kSlots];
-    std::free(slot);
-    const std::size_t size = rng.Uniform(16, 1024);
-    slot = std::malloc(size);
+    DeleteBlock(slot);
+    std::size_t size = 0;
+    slot = NewBlock(rng, size);
     lane.checksum += workload::Touch(slot, size, static_cast<unsigned char>(i));
   }
 }
@@ -35,7 +58,7 @@ void RunGeneration(Lane& lane, std::uint64_t seed, std::size_t ops) {
 
 int main(int argc, char** argv) {
   const double scale = workload::Scale(argc, argv);
-  const std::size_t generations = workload::Scaled(200, scale);
+  const std::size_t generations = workload::Scaled(600, scale);
   std::vector<Lane> lanes(kLanes);
   std::vector<std::thread> drivers;
   for (int l = 0; l < kLanes; ++l) {
@@ -50,10 +73,10 @@ int main(int argc, char** argv) {
   for (std::thread& t : drivers) t.join();
   std::uint64_t checksum = 0;
   for (Lane& lane : lanes) {
-    for (void* p : lane.slots) std::free(p);
+    for (void* p : lane.slots) DeleteBlock(p);
     checksum += lane.checksum;
   }
-  std::printf("larson: %zu ops, checksum %llu\n", generations * kOpsPerGeneration * kLanes,
+  std::printf("%s: %zu ops, checksum %llu\n", kName, generations * kOpsPerGeneration * kLanes,
               static_cast<unsigned long long>(checksum));
   return 0;
 }

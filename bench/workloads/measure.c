@@ -1,8 +1,10 @@
 /* Runs one command and prints "<wall seconds> <peak RSS KiB> <exit status> <CPU seconds>"
  * for it (CPU = user + system, the figure a loaded machine disturbs least): the timer and
  * getrusage(RUSAGE_CHILDREN) of compare.sh. LD_PRELOAD is set for the child only,
- * so the allocator under test never runs inside this wrapper.
- * Usage: workload_measure [--preload LIB] [--env NAME=VALUE]... -- PROGRAM [ARGS...] */
+ * so the allocator under test never runs inside this wrapper. The child's output goes to
+ * /dev/null, or to FILE with --stdout (compare.sh checks that every allocator printed the
+ * same checksum).
+ * Usage: workload_measure [--preload LIB] [--env NAME=VALUE]... [--stdout FILE] -- PROGRAM [ARGS...] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,12 +22,15 @@ static double Now(void) {
 }
 
 static int Usage(const char* self) {
-  fprintf(stderr, "usage: %s [--preload LIB] [--env NAME=VALUE]... -- PROGRAM [ARGS...]\n", self);
+  fprintf(stderr,
+          "usage: %s [--preload LIB] [--env NAME=VALUE]... [--stdout FILE] -- PROGRAM [ARGS...]\n",
+          self);
   return 2;
 }
 
 int main(int argc, char** argv) {
   const char* preload = NULL;
+  const char* output = "/dev/null";
   int i = 1;
   for (; i < argc; ++i) {
     if (strcmp(argv[i], "--") == 0) {
@@ -34,6 +39,8 @@ int main(int argc, char** argv) {
     }
     if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
       preload = argv[++i];
+    } else if (strcmp(argv[i], "--stdout") == 0 && i + 1 < argc) {
+      output = argv[++i];
     } else if (strcmp(argv[i], "--env") == 0 && i + 1 < argc) {
       if (putenv(argv[++i]) != 0) return Usage(argv[0]);
     } else {
@@ -49,8 +56,12 @@ int main(int argc, char** argv) {
   }
   if (pid == 0) {
     if (preload != NULL && setenv("LD_PRELOAD", preload, 1) != 0) _exit(127);
-    const int null_fd = open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
+    const int out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out_fd < 0) {
+      perror(output);
+      _exit(127);
+    }
+    dup2(out_fd, STDOUT_FILENO);
     execvp(argv[i], argv + i);
     perror(argv[i]);
     _exit(127);

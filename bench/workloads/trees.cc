@@ -4,8 +4,6 @@
 // short-lived objects beside a stable live set).
 #include <cstdio>
 #include <new>
-#include <thread>
-#include <vector>
 
 #include "workload.h"
 
@@ -45,24 +43,19 @@ int main(int argc, char** argv) {
   const double scale = workload::Scale(argc, argv);
   const std::size_t rounds = workload::Scaled(8000, scale);
   constexpr int kThreads = 4;
-  std::vector<std::uint64_t> checksums(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&checksums, t, rounds] {
-      workload::Rng rng(static_cast<std::uint64_t>(t) + 1);
-      Node* long_lived = Build(14, rng);
-      for (std::size_t r = 0; r < rounds; ++r) {
-        Node* tree = Build(4 + static_cast<int>(r % 8), rng);
-        checksums[t] += Walk(tree);
-        Destroy(tree);
-      }
-      checksums[t] += Walk(long_lived);
-      Destroy(long_lived);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  std::uint64_t checksum = 0;
-  for (std::uint64_t c : checksums) checksum += c;
+  const std::uint64_t checksum = workload::SumOverThreads(kThreads, [rounds](int t) {
+    workload::Rng rng(static_cast<std::uint64_t>(t) + 1);
+    std::uint64_t sum = 0;
+    Node* long_lived = Build(14, rng);
+    for (std::size_t r = 0; r < rounds; ++r) {
+      Node* tree = Build(4 + static_cast<int>(r % 8), rng);
+      sum += Walk(tree);
+      Destroy(tree);
+    }
+    sum += Walk(long_lived);
+    Destroy(long_lived);
+    return sum;
+  });
   std::printf("trees: %zu rounds x %d threads, checksum %llu\n", rounds, kThreads,
               static_cast<unsigned long long>(checksum));
   return 0;

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace workload {
 
@@ -37,13 +39,15 @@ class Rng {
   std::uint64_t state_;
 };
 
-// Writes the first bytes and one byte per page, so the block is resident (counts in RSS) as
-// a program's data would be, without the memset dominating the time. Returns a checksum
-// contribution so the compiler keeps the writes.
+// Writes the first bytes, one byte per page and the last byte, so the block is resident
+// (counts in RSS) as a program's data would be, without the memset dominating the time.
+// Returns a checksum contribution (of written bytes only, so it is the same under every
+// allocator) so the compiler keeps the writes.
 inline std::uint64_t Touch(void* ptr, std::size_t size, unsigned char value) {
   auto* bytes = static_cast<unsigned char*>(ptr);
   std::memset(bytes, value, size < 64 ? size : 64);
   for (std::size_t i = 4096; i < size; i += 4096) bytes[i] = value;
+  bytes[size - 1] = value;
   return bytes[0] + bytes[size - 1];
 }
 
@@ -56,6 +60,21 @@ inline double Scale(int argc, char** argv) {
     std::exit(2);
   }
   return scale;
+}
+
+// Runs body(t) for t = 0 .. threads - 1, each on its own thread, and returns the sum of the
+// checksums they return.
+template <typename Body>
+std::uint64_t SumOverThreads(int threads, Body body) {
+  std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads));
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&sums, &body, t] { sums[static_cast<std::size_t>(t)] = body(t); });
+  }
+  for (std::thread& thread : running) thread.join();
+  std::uint64_t sum = 0;
+  for (std::uint64_t s : sums) sum += s;
+  return sum;
 }
 
 inline std::size_t Scaled(std::size_t n, double scale) {
