@@ -115,9 +115,10 @@ TEST_F(LargeSpanTest, HeldStaysWithinTenPercentOfPeakRequestedOnDynamicShapes) {
 
 // 20 live buffers, 1,000 steps each replacing one by a new buffer of 5-25 MiB (the new one
 // is allocated before the old one is freed). Freed spans are reused for other sizes: the
-// pages committed afresh (held growth plus what was returned) stay under an eighth of what
-// the workload allocated, so reuse rarely faults, and held stays within 1.10x of the live
-// set (1.17x before the trim on growth; the afresh share was 8.4% then, 7.6% now).
+// pages committed afresh (held growth plus what was returned) stay under a fourteenth of
+// what the workload allocated, so reuse rarely faults, and held stays within 1.10x of the
+// live set (1.17x before the trim on growth; the afresh share was 8.4% then, 7.6% with the
+// trim, 5.4% since a request straddles free runs and the trim keeps the largest spans).
 TEST_F(LargeSpanTest, FreedLargeSpansAreReusedAcrossSizes) {
   std::mt19937_64 rng(42);
   constexpr std::size_t kBuffers = 20;
@@ -143,7 +144,7 @@ TEST_F(LargeSpanTest, FreedLargeSpansAreReusedAcrossSizes) {
               static_cast<double>(allocated) / (1024.0 * kMiB),
               static_cast<double>(s.peak_bytes_held - start_.bytes_held) /
                   static_cast<double>(peak_requested_));
-  EXPECT_LE(fresh, allocated / 8) << "committed afresh " << fresh << " of " << allocated
+  EXPECT_LE(fresh, allocated / 14) << "committed afresh " << fresh << " of " << allocated
                                   << " allocated";
   const std::size_t peak_held_here = s.peak_bytes_held - start_.bytes_held;
   EXPECT_LE(peak_held_here, peak_requested_ + peak_requested_ / 10)

@@ -117,6 +117,46 @@ TEST_F(PageHeapTest, ASmallerRequestSplitsAFreeSpanAndKeepsTheRest) {
   ExpectConsistent();
 }
 
+// A request no committed free span fits goes where a run of free spans holds the most
+// committed pages: here a committed span between two returned ones, none long enough
+// alone with the committed span, so the request straddles all three and only the
+// returned pages it covers are committed (before: it took fresh pages from the
+// reservation's tail and the committed span stayed beside them).
+TEST_F(PageHeapTest, ARequestNoCommittedSpanFitsStraddlesTheFreeRunWithTheMostCommittedPages) {
+  Span* a = New(4);
+  Span* x = New(6);
+  Span* c = New(6);
+  Span* y = New(6);
+  Span* e = New(4);
+  ASSERT_TRUE(a && x && c && y && e);
+  const std::uintptr_t run_first = x->first_page;
+  const std::uintptr_t committed_first = c->first_page;
+  heap_.Delete(x);
+  heap_.Delete(y);
+  heap_.ReleaseFree();  // x and y returned
+  heap_.Delete(c);      // c committed, between them
+  PageHeapStats before = heap_.Stats();
+  ASSERT_EQ(before.free_committed, 6 * kPageSize);
+  Span* wide = New(16);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_GE(wide->first_page, run_first);
+  EXPECT_LE(wide->first_page, committed_first);
+  EXPECT_GE(wide->first_page + wide->num_pages, committed_first + 6);
+  EXPECT_LE(wide->first_page + wide->num_pages, run_first + 18);
+  const PageHeapStats after = heap_.Stats();
+  EXPECT_EQ(after.held - before.held, 10 * kPageSize);  // the 16 pages less the 6 committed
+  EXPECT_EQ(after.free_committed, 0u);
+  EXPECT_EQ(after.num_releases, before.num_releases);
+  EXPECT_EQ(after.num_reserves, before.num_reserves);
+  ExpectConsistent();
+  heap_.Delete(wide);
+  heap_.Delete(a);
+  heap_.Delete(e);
+  heap_.ReleaseFree();
+  EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);  // all merged back
+  ExpectConsistent();
+}
+
 TEST_F(PageHeapTest, ReleaseDecommitsFreeSpansAndMergesThemWithTheRest) {
   Span* a = New(5);
   Span* b = New(5);
