@@ -1,7 +1,7 @@
 // The drop-in's start-up footprint (issue 12): the library loads nothing but the C library
 // (no libstdc++, libfmt, libm or libgcc_s), and a trivial C program under
 // LD_PRELOAD=libmemarena_malloc.so peaks within a guard of glibc's peak (docs/dropin.md,
-// "Start-up footprint"). The issue's bar is 512 KiB; the library is at about 550-600 KiB
+// "Start-up footprint"). The issue's bar is 512 KiB; the library is at about +500-640 KiB
 // today (its own text, touched by the first allocation, is most of it), so the guard holds
 // what was won and fails on any return of the C++ runtime (which cost 1.9 MiB).
 #include <elf.h>
@@ -23,8 +23,8 @@ namespace memarena::testing {
 namespace {
 
 constexpr long kBarKib = 512;    // the issue's bar: glibc's peak + 0.5 MB (not met yet)
-constexpr long kGuardKib = 768;  // what this test holds: the bar is reported beside it
-constexpr int kRuns = 7;       // per allocator, alternating; the medians are compared
+constexpr long kGuardKib = 896;  // what this test holds (measured: +504 to +636)
+constexpr int kRuns = 7;         // per allocator, alternating; the medians are compared
 
 // The program's own VmHWM report; -1 when it failed.
 long PeakKib(const std::vector<std::string>& env) {
@@ -48,7 +48,7 @@ std::string Show(const std::vector<long>& values) {
   return out;
 }
 
-TEST(DropinFootprint, ATrivialCProgramPeaksWithin768KiBOfGlibc) {
+TEST(DropinFootprint, ATrivialCProgramPeaksWithin896KiBOfGlibc) {
   std::vector<long> glibc;
   std::vector<long> memarena;
   for (int i = 0; i < kRuns; ++i) {
