@@ -1,11 +1,10 @@
 // operator new's failure path: the new_handler loop of [new.delete.single], then
-// memarena::OutOfMemory (a std::bad_alloc) carrying the host allocator's diagnostic.
+// memarena::OutOfMemory (a std::bad_alloc) carrying the host allocator's diagnostic. The
+// handler and the exception are the program's runtime's (cxx_boundary.h): the frames here
+// hold nothing to clean up, so its exceptions pass through them by the unwind tables alone.
 #include <new>
-#include <string>
-#include <utility>
 
-#include "memarena/errors.h"
-#include "memarena/host.h"
+#include "override/cxx_boundary.h"
 #include "override/dropin.h"
 
 namespace memarena::dropin {
@@ -15,7 +14,7 @@ namespace {
 // no handler is installed (returns nullptr). Whatever the handler throws propagates.
 void* RetryWithNewHandler(std::size_t bytes, std::size_t alignment) {
   for (;;) {
-    const std::new_handler handler = std::get_new_handler();
+    const std::new_handler handler = CurrentNewHandler();
     if (handler == nullptr) {
       if (TracingOn()) TraceFailure(bytes);
       return nullptr;
@@ -34,15 +33,7 @@ void* RetryWithNewHandler(std::size_t bytes, std::size_t alignment) {
 void* NewSlow(std::size_t bytes, std::size_t alignment) {
   void* ptr = RetryWithNewHandler(bytes, alignment);
   if (ptr != nullptr) return ptr;
-  // Building the message allocates; at the ceiling that can fail too, and then the plain
-  // std::bad_alloc is still the right answer.
-  std::string message;
-  try {
-    message = HostAllocator().DescribeFailure(bytes, alignment);
-  } catch (...) {
-    throw std::bad_alloc();
-  }
-  throw OutOfMemory(std::move(message));
+  ThrowOutOfMemory(bytes, alignment);
 }
 
 void* NewTraced(std::size_t bytes, std::size_t alignment) {
@@ -60,6 +51,12 @@ void* NewNothrowTraced(std::size_t bytes, std::size_t alignment) noexcept {
 }
 
 void* NewNothrowSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  if (CurrentNewHandler() == nullptr) {
+    if (TracingOn()) TraceFailure(bytes);
+    return nullptr;
+  }
+  void* result = nullptr;
+  if (NothrowNewInProgramRuntime(bytes, alignment, result)) return result;
   try {
     return RetryWithNewHandler(bytes, alignment);
   } catch (...) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <iterator>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,16 @@ std::atomic<bool> g_tracing{false};
 namespace {
 
 // Never destroyed: threads and later exit handlers may still allocate after static
-// destructors ran, and Record on a closed log is a defined no-op.
-union TraceStorage {
-  constexpr TraceStorage() : log() {}
-  ~TraceStorage() {}
-  common::TraceLog log;
-};
-constinit TraceStorage g_trace;
+// destructors ran, and Record on a closed log is a defined no-op. Built by StartTrace in
+// zeroed storage (.bss, never touched) rather than constant-initialised: its fd of -1 would
+// put the whole 32 KiB buffer in the library's .data, resident in every process.
+alignas(common::TraceLog) unsigned char g_trace_storage[sizeof(common::TraceLog)];
+constinit bool g_trace_built = false;
+
+// Only once StartTrace built it: every caller runs while g_tracing is or was set.
+common::TraceLog& Trace() noexcept {
+  return *std::launder(reinterpret_cast<common::TraceLog*>(g_trace_storage));
+}
 
 void WriteMessage(const std::string& text) noexcept {
   platform::WriteStderr(text.data(), text.size());
@@ -91,7 +95,7 @@ constinit std::atomic<std::uint64_t> g_last_oom_message_ns{0};
 constinit std::atomic<std::uint64_t> g_oom_messages_held_back{0};
 
 void CloseTraceAtExit() noexcept {
-  if (g_tracing.exchange(false)) g_trace.log.Close();
+  if (g_tracing.exchange(false)) Trace().Close();
 }
 
 // A forked child stops recording: its rows would share the parent's file and addresses.
@@ -100,7 +104,11 @@ void StopTracingInChild() noexcept { g_tracing.store(false, std::memory_order_re
 
 void StartTrace(const std::string& path) {
   const std::string expanded = ExpandPidPattern(path);
-  if (!g_trace.log.Open(expanded.c_str())) {
+  if (!g_trace_built) {
+    new (g_trace_storage) common::TraceLog();
+    g_trace_built = true;
+  }
+  if (!Trace().Open(expanded.c_str())) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF trace_file: cannot write '{}'; not "
                              "tracing\n", expanded));
     return;
@@ -189,15 +197,15 @@ void ReportFailure(std::size_t bytes) noexcept {
 }
 
 void TraceAllocate(const void* ptr, std::size_t bytes) noexcept {
-  g_trace.log.Record(common::TraceAction::kAllocate, ptr, bytes);
+  Trace().Record(common::TraceAction::kAllocate, ptr, bytes);
 }
 
 void TraceFree(const void* ptr) noexcept {
-  if (ptr != nullptr) g_trace.log.Record(common::TraceAction::kFree, ptr, host::UsableSize(ptr));
+  if (ptr != nullptr) Trace().Record(common::TraceAction::kFree, ptr, host::UsableSize(ptr));
 }
 
 void TraceFailure(std::size_t bytes) noexcept {
-  g_trace.log.Record(common::TraceAction::kAllocateFailure, nullptr, bytes);
+  Trace().Record(common::TraceAction::kAllocateFailure, nullptr, bytes);
 }
 
 void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept {

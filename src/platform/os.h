@@ -90,6 +90,11 @@ std::uint64_t NowNanos() noexcept;
 // LD_PRELOAD library comes first. nullptr when no loaded object defines it.
 void* FindSymbol(const char* name) noexcept;
 
+// The address of `name` in the shared library `soname` if the process has already loaded it,
+// also when a dlopen'ed library pulled it in with RTLD_LOCAL (FindSymbol misses those).
+// Never loads anything; nullptr when the library is not loaded or lacks the name.
+void* FindSymbolInLoadedLibrary(const char* soname, const char* name) noexcept;
+
 // The C library's own heap (glibc's mallinfo2): bytes in allocated blocks and bytes it
 // holds from the OS (arenas plus mmapped blocks). Counts only glibc's malloc, whatever
 // malloc the process actually uses.

@@ -169,6 +169,14 @@ const char* GetEnv(const char* name) noexcept { return std::getenv(name); }
 
 void* FindSymbol(const char* name) noexcept { return dlsym(RTLD_DEFAULT, name); }
 
+void* FindSymbolInLoadedLibrary(const char* soname, const char* name) noexcept {
+  void* library = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  void* symbol = dlsym(library, name);
+  dlclose(library);  // drops only the reference RTLD_NOLOAD took
+  return symbol;
+}
+
 LibcHeapBytes ReadLibcHeap() noexcept {
   const struct mallinfo2 info = mallinfo2();
   return {.in_use = info.uordblks + info.hblkhd, .held = info.arena + info.hblkhd};

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
 #include <thread>
@@ -291,6 +292,90 @@ TEST(DropinSymbols, NewCallsTheNewHandlerBeforeFailing) {
   EXPECT_EQ(F().new_nothrow(SIZE_MAX / 2, 0, false), nullptr);
   EXPECT_EQ(g_handler_calls, 2);
   std::set_new_handler(nullptr);
+}
+
+// Records std::uncaught_exceptions() when destroyed: 1 while new's exception unwinds it.
+struct UnwindWitness {
+  int* seen;
+  ~UnwindWitness() { *seen = std::uncaught_exceptions(); }
+};
+
+// Under LD_PRELOAD the library carries its own copy of libstdc++; new's exception must still
+// be the program's: caught by its catch, counted by its runtime, carrying the diagnostic.
+TEST(DropinSymbols, NewsExceptionIsTheProgramsOwnBadAllocWithTheDiagnostic) {
+  for (bool array : {false, true}) {
+    for (std::size_t alignment : {std::size_t{0}, std::size_t{64}}) {
+      int during_unwind = -1;
+      int inside_catch = -1;
+      std::string what;
+      try {
+        UnwindWitness witness{&during_unwind};
+        F().new_object(SIZE_MAX / 2, alignment, array);
+      } catch (const std::bad_alloc& e) {
+        inside_catch = std::uncaught_exceptions();
+        what = e.what();
+      }
+      EXPECT_EQ(during_unwind, 1) << "array " << array << " alignment " << alignment;
+      EXPECT_EQ(inside_catch, 0);
+      EXPECT_EQ(std::uncaught_exceptions(), 0);
+      EXPECT_NE(what.find("Raise the ceiling"), std::string::npos) << what;
+    }
+  }
+  // Rethrown from the catch and caught again, as std::exception this time.
+  bool caught_again = false;
+  try {
+    try {
+      F().new_object(SIZE_MAX / 2, 0, false);
+    } catch (const std::bad_alloc&) {
+      throw;
+    }
+  } catch (const std::exception& e) {
+    caught_again = std::uncaught_exceptions() == 0 && std::string(e.what()).find("memarena") !=
+                                                         std::string::npos;
+  }
+  EXPECT_TRUE(caught_again);
+  EXPECT_EQ(std::uncaught_exceptions(), 0);
+}
+
+struct HandlerError {
+  int code;
+};
+int g_throwing_handler_calls = 0;
+void HandlerThatThrowsItsOwnType() {
+  ++g_throwing_handler_calls;
+  throw HandlerError{42};
+}
+void HandlerThatThrowsBadAlloc() {
+  ++g_throwing_handler_calls;
+  throw std::bad_alloc();
+}
+
+// The program's new_handler is called, and what it throws passes out of new unchanged; the
+// nothrow forms turn a std::bad_alloc from the handler into nullptr.
+TEST(DropinSymbols, ANewHandlerThatThrowsIsThePrograms) {
+  g_throwing_handler_calls = 0;
+  std::set_new_handler(&HandlerThatThrowsItsOwnType);
+  int code = 0;
+  try {
+    F().new_object(SIZE_MAX / 2, 0, false);
+  } catch (const HandlerError& e) {
+    code = e.code;
+  }
+  EXPECT_EQ(code, 42);
+  EXPECT_EQ(g_throwing_handler_calls, 1);
+  EXPECT_EQ(std::uncaught_exceptions(), 0);
+
+  std::set_new_handler(&HandlerThatThrowsBadAlloc);
+  for (std::size_t alignment : {std::size_t{0}, std::size_t{64}}) {
+    EXPECT_EQ(F().new_nothrow(SIZE_MAX / 2, alignment, false), nullptr);
+  }
+  EXPECT_EQ(g_throwing_handler_calls, 3);
+  EXPECT_EQ(std::uncaught_exceptions(), 0);
+  std::set_new_handler(nullptr);
+  // Everything still works afterwards.
+  void* p = F().new_object(64, 0, false);
+  ASSERT_NE(p, nullptr);
+  F().delete_object(p, 64, 0, false, 0);
 }
 
 TEST(DropinSymbols, CeilingGivesNullAndBadAllocThenRecovers) {
