@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -20,7 +21,14 @@
 namespace memarena::platform {
 
 std::size_t PageSize() noexcept {
-  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  // From the auxiliary vector rather than sysconf: sysconf's code and its jump table sit in
+  // libc pages a program that uses glibc's malloc never touches, and the drop-in asks at
+  // start-up, so each would cost a 64 KiB fault-around window (docs/host.md, "Start-up
+  // footprint of the drop-in"). The kernel always passes AT_PAGESZ; sysconf is the fallback.
+  static const std::size_t page = [] {
+    const unsigned long from_kernel = getauxval(AT_PAGESZ);
+    return static_cast<std::size_t>(from_kernel != 0 ? from_kernel : sysconf(_SC_PAGESIZE));
+  }();
   return page;
 }
 
