@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
 
 #include "charts.h"
 #include "commands.h"
@@ -85,6 +88,12 @@ int RunDemo(const ParsedArgs& args) {
   const Scenario inference = DynamicShapeScenario(requests, 12, 7);
   const Scenario batched = BatchedInferenceScenario(batched_requests, 6, 2024);
   if (const auto dir = args.Value("--write-traces")) {
+    std::error_code error;  // a folder that does not exist yet is made, as `--out`'s file is
+    std::filesystem::create_directories(*dir, error);
+    if (error) {
+      throw std::runtime_error(fmt::format("--write-traces {}: cannot make the folder: {}", *dir,
+                                           error.message()));
+    }
     WriteTrace(*dir + "/test_suite.csv", suite.trace);
     WriteTrace(*dir + "/dynamic_shapes.csv", inference.trace);
     WriteTrace(*dir + "/batched_inference.csv", batched.trace);

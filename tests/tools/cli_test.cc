@@ -457,6 +457,16 @@ TEST(Cli, DemoNeedsNoInputAndWritesItsReport) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/memarena-demo.html"));
 }
 
+TEST(Cli, DemoMakesTheTracesFolder) {
+  const std::string dir = TempDir() + "/traces/nested";
+  const auto r = Cli({"demo", "--cases", "10", "--requests", "6", "--batched-requests", "8",
+                      "--no-progress", "--out", TempDir() + "/demo.html", "--write-traces", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* trace : {"test_suite.csv", "dynamic_shapes.csv", "batched_inference.csv"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + trace)) << trace;
+  }
+}
+
 // Issue 19's bar, on the arena's own accounting: the generated batched dynamic-shape trace
 // (about 25k events, batch 1-16 x sequence 16-512, as `memarena demo --write-traces` writes
 // it) replays through the expandable arena with peak held within 5% of peak requested,
