@@ -262,7 +262,7 @@ TEST(HostThreads, AnotherThreadsCacheFlushesAtItsNextSlowPathAfterARelease) {
   };
   std::thread other([&] {
     std::vector<void*> blocks;
-    // One list may hold half of the 4 MiB cache: three classes of ~1 MiB each.
+    // One list may hold up to 2 MiB: three classes of ~1 MiB each.
     for (int i = 0; i < 1000; ++i) {
       for (const std::size_t size : {700, 1000, 1300}) blocks.push_back(Allocate(size, 0));
     }
