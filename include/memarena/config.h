@@ -20,8 +20,9 @@ struct HostConfig {
   // When held crosses ratio * ceiling, free spans go back to the OS before more is
   // taken. Key `release_threshold_ratio`, in (0, 1].
   double release_threshold_ratio = 0.8;
-  // Largest number of bytes one thread cache keeps. Key `thread_cache_bytes`, a size.
-  std::size_t thread_cache_bytes = 4u << 20;
+  // Bytes all thread caches together keep at most: the pool each thread's budget grows
+  // from as it needs and gives back to as its lists idle. Key `thread_cache_bytes`, a size.
+  std::size_t thread_cache_bytes = 32u << 20;
   // Free committed bytes ReleaseUnusedSpans() keeps for reuse (a warm working set that still
   // counts against the ceiling). Key `release_keep`, a size; 0 = release everything.
   std::size_t release_keep = 0;

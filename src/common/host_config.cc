@@ -40,7 +40,8 @@ constexpr std::array kHostRows = {
         "release_threshold_ratio", "R", "give free spans back once held crosses R x ceiling, "
         "0 < R <= 1"),
     common::SizeRow<&HostConfig::thread_cache_bytes>(
-        "thread_cache_bytes", "bytes one thread cache may keep"),
+        "thread_cache_bytes", "bytes all thread caches together may keep: each thread's "
+        "budget grows from this pool as it needs"),
     common::SizeRow<&HostConfig::release_keep>(
         "release_keep", "free spans ReleaseUnusedSpans() and malloc_trim keep "
         "committed: a warm working set that counts against the ceiling (0 = release all)"),

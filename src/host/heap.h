@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "host/size_classes.h"
@@ -33,6 +34,18 @@ std::size_t ReleaseKeep() noexcept;
 // False (nothing changed) when more than `bytes` stays held.
 bool SetCeiling(std::size_t bytes) noexcept;
 std::size_t Ceiling() noexcept;
+
+// The calling thread's cache budget beside the process-wide pool it grows from (tests).
+struct ThreadCacheBudget {
+  std::size_t budget_bytes = 0;    // claimed by this thread from the pool
+  std::size_t capacity_bytes = 0;  // the sum of its lists' bounds (<= budget_bytes)
+  std::int64_t pool_unclaimed = 0;  // claimed by no live thread
+  std::size_t pool_total = 0;       // HostConfig::thread_cache_bytes
+};
+ThreadCacheBudget CallingThreadCacheBudget() noexcept;
+
+// Objects of class `cls` in the calling thread's cache (tests).
+std::size_t CallingThreadCachedObjects(std::size_t cls) noexcept;
 
 // Bytes held now (one relaxed load; no lock).
 std::size_t HeldBytes() noexcept;

@@ -36,8 +36,8 @@ class HostHeapAllocator final : public Allocator {
     return common::OutOfMemoryMessage(
         name(), bytes, alignment, stats, reason,
         "Raise the ceiling (MEMARENA_CONF=ceiling:SIZE, or memarena::SetCeiling), free memory, "
-        "or call memarena::ReleaseUnusedSpans(); each other thread's cache keeps up to "
-        "thread_cache_bytes until its next slow path.");
+        "or call memarena::ReleaseUnusedSpans(); other threads' caches keep what they claimed "
+        "of thread_cache_bytes (all caches together) until their next slow path.");
   }
 
  private:

@@ -3,8 +3,9 @@
 // relaxed atomics written by the owner only, so Stats() can fold them from any thread.
 //
 // Bound: a list may hold max_length objects; the sum of max_length * size over all lists
-// (capacity_bytes) never exceeds max_bytes, so the cache never holds more than
-// HostConfig::thread_cache_bytes, and the free fast path checks only its list's length.
+// (capacity_bytes) never exceeds max_bytes, the thread's budget, which grows on demand from
+// the process-wide pool of HostConfig::thread_cache_bytes (cache_budget.h) and goes back
+// to it when the cache shrinks; the free fast path checks only its list's length.
 #pragma once
 
 #include <atomic>
@@ -43,7 +44,7 @@ struct alignas(64) ThreadCache {
   std::atomic<std::int64_t> net_out[kNumClasses + 1] = {};
   std::int64_t folded_live[kNumClasses + 1] = {};  // in-use objects last added to the total
   std::size_t capacity_bytes = 0;  // sum of max_length * size
-  std::size_t max_bytes = 0;       // HostConfig::thread_cache_bytes when last synced
+  std::size_t max_bytes = 0;       // this thread's budget, claimed from the pool
   std::uint64_t seen_epoch = 0;    // last flush request honoured
   std::uint32_t next_victim = 1;   // where the next steal of list capacity starts
   ThreadCache* next = nullptr;     // registry of live caches
@@ -58,6 +59,15 @@ struct alignas(64) ThreadCache {
   // the page heap (the heap's large_requested plus every thread's change is exact).
   std::atomic<std::uint64_t> sampled_span_reuses{0};
   std::atomic<std::int64_t> sampled_requested_moved{0};
+  // Budget policy (heap.cc MakeRoom/Scavenge). Falls of this thread's in-use bytes not yet
+  // added to the global count (<= 0: a fall cannot raise a peak, so it waits for the next
+  // rise or a flush instead of taking a locked add on every overflow).
+  std::int64_t unfolded_bytes = 0;
+  // Per class, length + allocs - net_out at the last scavenge (or at the last refill, with
+  // length 0): base - allocs + net_out is then a lower bound of the list's low-water mark
+  // since, without a counter on the fast path (allocations only lower the length, and
+  // releases only lower net_out).
+  std::int64_t low_water_base[kNumClasses + 1] = {};
 };
 
 // Owner-only update: a plain load and store, not a locked instruction.

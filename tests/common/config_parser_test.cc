@@ -101,7 +101,7 @@ TEST(HostConfigHelp, HasOneLinePerRowWithItsDefault) {
     EXPECT_NE(help.find(fmt::format("  {}:{}", row.key, row.form)), std::string::npos) << row.key;
   }
   // Defaults come from the structs' initializers through the rows' printers.
-  EXPECT_NE(help.find("(default 4MiB)"), std::string::npos) << help;
+  EXPECT_NE(help.find("(default 32MiB)"), std::string::npos) << help;
   EXPECT_NE(help.find("(default 0.8)"), std::string::npos) << help;
   EXPECT_NE(help.find("(default abort)"), std::string::npos) << help;
 }

@@ -262,11 +262,13 @@ TEST(HostThreads, AnotherThreadsCacheFlushesAtItsNextSlowPathAfterARelease) {
   };
   std::thread other([&] {
     std::vector<void*> blocks;
-    // One list may hold half of the 4 MiB cache: three classes of ~1 MiB each.
+    // One list may hold up to 2 MiB: three classes of ~1 MiB each.
     for (int i = 0; i < 1000; ++i) {
       for (const std::size_t size : {700, 1000, 1300}) blocks.push_back(Allocate(size, 0));
     }
-    for (void* p : blocks) Free(p);  // ~3 MiB now cached by this thread
+    // Some MiB now cached by this thread (the lists freed first give half back at each
+    // budget shortfall of the later ones: they stay above their low-water mark).
+    for (void* p : blocks) Free(p);
     advance();                       // -> 1
     wait_for(2);
     Free(Allocate(40000, 0));  // a slow path: honours the flush request
@@ -275,12 +277,16 @@ TEST(HostThreads, AnotherThreadsCacheFlushesAtItsNextSlowPathAfterARelease) {
   });
   wait_for(1);
   ReleaseUnused();  // cannot reach the other thread's cache, but asks it to flush
-  const std::size_t held_before = Stats().bytes_held;
+  const AllocatorStats before = Stats();
+  const std::size_t held_before = before.bytes_held;
+  const std::size_t cached = before.bytes_in_thread_caches;  // the other thread's
+  ASSERT_GE(cached, std::size_t{1} << 20);
   advance();  // -> 2
   wait_for(3);
   const std::size_t released = ReleaseUnused();
-  EXPECT_GE(released, std::size_t{2} << 20) << "the other thread kept its cache";
-  EXPECT_LE(Stats().bytes_held + (std::size_t{2} << 20), held_before);
+  // Most of it comes back as whole free spans (the rest sits in partly used spans).
+  EXPECT_GE(released, cached / 2) << "the other thread kept its cache";
+  EXPECT_LE(Stats().bytes_held + cached / 2, held_before);
   advance();  // -> 4
   other.join();
 }
