@@ -29,11 +29,6 @@ const char* Detail(Misuse misuse) noexcept {
 
 }  // namespace
 
-void InitFreeKey() noexcept {
-  std::uintptr_t expected = 0;
-  g_free_key.compare_exchange_strong(expected, platform::RandomWord(), std::memory_order_relaxed);
-}
-
 void ReportInvalidFree(const void* ptr, Misuse misuse, const char* operation,
                        std::size_t cls) noexcept {
   // No MEMARENA_CONF parsing here: free may hold the heap lock, and the drop-in and

@@ -2,7 +2,6 @@
 // a freed small object carries, and the one-line report (MEMARENA_CONF on_invalid_free).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -11,23 +10,14 @@
 
 namespace memarena::host {
 
-// A freed small object carries, in its second word, its address XOR a per-process random
-// key; allocation clears that word. Freeing an object that already carries its mark is a
-// double free. A live object whose second word happens to equal the mark would be
-// misreported; with a random 64-bit key that takes a 1 in 2^64 coincidence.
-inline constinit std::atomic<std::uintptr_t> g_free_key{0};
-
-// Sets the key once per process (before the first thread cache exists).
-void InitFreeKey() noexcept;
-
-// `key` is g_free_key; the free fast path passes the copy its thread cache keeps, one load
-// from a line it reads anyway instead of a load of a global.
-inline std::uintptr_t FreedMark(const void* object, std::uintptr_t key) noexcept {
-  return reinterpret_cast<std::uintptr_t>(object) ^ key;
-}
-inline std::uintptr_t FreedMark(const void* object) noexcept {
-  return FreedMark(object, g_free_key.load(std::memory_order_relaxed));
-}
+// A freed small object carries a mark in its second word; allocation clears that word.
+// Freeing an object that already carries its mark is a double free. The mark is the
+// address of the pagemap leaf that covers the object (Pagemap::Find): the free path has it
+// in a register after its pagemap lookup, so checking and writing the mark costs no load
+// and no arithmetic (a per-process key XOR the address cost two of the pair's ~60 uops).
+// It is heap metadata no program is handed a pointer to, at an address the OS picked, so a
+// live object's second word equals it only when the program copied a freed object's
+// second word there (a use after free); that free would be misreported as double.
 inline std::uintptr_t& MarkWord(void* object) noexcept {
   return static_cast<std::uintptr_t*>(object)[1];
 }

@@ -43,11 +43,20 @@ class Pagemap {
   // low byte and the span's object-start term above it (object_start.h); 0 for a large,
   // free or foreign page. One load gives the free path both the class and the start test.
   static constexpr unsigned kClassMask = kEntryClassMask;
-  std::uint64_t EntryOf(const void* ptr) const noexcept {
+  std::uint64_t EntryOf(const void* ptr) const noexcept { return Find(ptr).entry; }
+
+  // EntryOf, with the freed mark of a small object on that page (invalid_free.h): the
+  // address of the leaf that holds the entry, which the lookup has in a register anyway.
+  struct Lookup {
+    std::uint64_t entry = 0;
+    std::uintptr_t freed_mark = 0;  // 0 with entry 0 when no leaf covers the page
+  };
+  Lookup Find(const void* ptr) const noexcept {
     const std::uintptr_t page = PageOf(ptr);
     const Leaf* leaf = LeafOf(page);
-    if (leaf == nullptr) return 0;
-    return __atomic_load_n(&leaf->entry[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
+    if (leaf == nullptr) return {};
+    return {__atomic_load_n(&leaf->entry[page & (kLeafLength - 1)], __ATOMIC_RELAXED),
+            reinterpret_cast<std::uintptr_t>(leaf)};
   }
 
   // The size class of the page holding `ptr` (0: large, free, or not a heap page).

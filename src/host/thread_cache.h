@@ -23,9 +23,6 @@ struct alignas(64) ThreadCache {
   // fast path's one extra subtraction. sampler::kOffInterval when sampling is off.
   std::int64_t sample_left = 0;
   std::uint64_t sample_epoch = 0;  // sampler::Epoch() when sample_left was drawn
-  // g_free_key (invalid_free.h), copied here so the free fast path finds the key of the
-  // freed mark on the line it reads for the list anyway.
-  std::uintptr_t free_key = 0;
   struct alignas(32) List {  // 32 bytes on a 32-byte boundary: one line holds all a free reads
     void* head = nullptr;
     std::atomic<std::uint32_t> length{0};

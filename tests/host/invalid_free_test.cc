@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <thread>
 
 #include "host/heap.h"
 #include "host/host_api.h"
@@ -95,6 +96,29 @@ TEST_F(ReportedFrees, ANonAdjacentDoubleFreeIsCaughtInEveryClass) {
     Free(third);
     EXPECT_EQ(Reported(), before + 1) << bytes << ": a legitimate free was reported";
   }
+}
+
+// A thread's first heap call may be a free, with no thread cache yet: the fast path then
+// sees the static empty cache, whose start tests fail, and the slow path checks and frees.
+TEST_F(ReportedFrees, AThreadWithoutACacheFreesAndCatchesDoubleFrees) {
+  void* live = Allocate(64, 0);
+  void* freed = Allocate(64, 0);
+  ASSERT_TRUE(live != nullptr && freed != nullptr);
+  Free(freed);
+  ::testing::internal::CaptureStderr();
+  std::thread([&] {
+    Free(live);  // the thread's first call: a legitimate free
+    Free(live);  // now with a cache of its own: a double free
+  }).join();
+  std::thread([&] { Free(freed); }).join();  // first call, a double free
+  const std::string message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 2u) << message;
+  void* a = Allocate(64, 0);
+  void* b = Allocate(64, 0);
+  EXPECT_NE(a, b) << "a doubly freed block was handed out twice";
+  Free(a);
+  Free(b);
+  EXPECT_EQ(Reported(), 2u) << "a legitimate free was reported";
 }
 
 TEST_F(ReportedFrees, AnInteriorFreeIsCaughtAndNeverHandedOut) {
