@@ -79,10 +79,6 @@ bool OnThreadExit(void (*fn)(void*), void* arg) noexcept;
 // A small integer unique to the calling thread while it lives.
 std::uint64_t ThreadId() noexcept;
 
-// A word from the kernel's random source (getrandom), or, when that fails, one mixed from
-// the clock and an address-space-randomized address. Never 0; never blocks.
-std::uintptr_t RandomWord() noexcept;
-
 // Monotonic clock in nanoseconds.
 std::uint64_t NowNanos() noexcept;
 

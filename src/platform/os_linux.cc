@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,19 +97,6 @@ long ReadSmallFile(const char* path, char* buf, std::size_t cap) noexcept {
 }
 
 }  // namespace
-
-std::uintptr_t RandomWord() noexcept {
-  std::uintptr_t word = 0;
-  if (getrandom(&word, sizeof word, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof word)) {
-    // splitmix64 of the clock and a stack address (randomized by ASLR).
-    word = static_cast<std::uintptr_t>(NowNanos()) ^ reinterpret_cast<std::uintptr_t>(&word);
-    word += 0x9e3779b97f4a7c15ull;
-    word = (word ^ (word >> 30)) * 0xbf58476d1ce4e5b9ull;
-    word = (word ^ (word >> 27)) * 0x94d049bb133111ebull;
-    word ^= word >> 31;
-  }
-  return word == 0 ? 0x9e3779b97f4a7c15ull : word;
-}
 
 std::size_t ResidentBytes() noexcept {
   char buf[256];
