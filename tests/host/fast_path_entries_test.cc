@@ -15,28 +15,14 @@
 #include "host/host_api.h"
 #include "host/size_classes.h"
 #include "memarena/allocator.h"
+#include "reported_frees.h"
 
 namespace memarena::host {
 namespace {
 
 constexpr std::size_t kSizes[] = {1, 16, 48, 96, 200, 1000, 5000, 70000, 262144};
 
-class SizedFree : public ::testing::Test {
- protected:
-  void SetUp() override {
-    SetInvalidFreeAction(InvalidFreeAction::kReport);
-    before_ = InvalidFreeCount();
-  }
-  void TearDown() override {
-    SetInvalidFreeAction(InvalidFreeAction::kAbort);
-    const char* problem = CheckHeap();
-    EXPECT_EQ(problem, nullptr) << problem;
-  }
-  std::uint64_t Reported() const { return InvalidFreeCount() - before_; }
-
- private:
-  std::uint64_t before_ = 0;
-};
+class SizedFree : public ReportedFrees {};
 
 // The freed block lands on its own class's list (the next allocation of that class takes it
 // back) and no other list grows.
