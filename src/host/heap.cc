@@ -621,14 +621,17 @@ inline void MarkFree(void* ptr, std::uintptr_t mark, std::size_t cls) noexcept {
   }
 }
 
-// Pushes a freed small object on this thread's list of its class.
-inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
-  ThreadCache::List& list = tc->lists[cls];
+// Pushes a freed small object on `list`, this thread's list of its class.
+inline void PushFree(ThreadCache* tc, ThreadCache::List& list, std::size_t cls,
+                     void* ptr) noexcept {
   NextObject(ptr) = list.head;
   list.head = ptr;
   const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
   list.length.store(length, std::memory_order_relaxed);
   if (length > list.max_length) [[unlikely]] FreeOverflow(tc, cls);
+}
+inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
+  PushFree(tc, tc->lists[cls], cls, ptr);
 }
 
 // Every free the fast path did not take: large blocks, frees without a thread cache, and
@@ -659,8 +662,9 @@ inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
 // The fast paths. kChecked = false leaves out the misuse checks (the freed mark's clear on
 // allocation; the object-start test and the mark on free): only host_bench takes that
 // variant, to price the checks side by side with the real paths (issue 17).
-template <bool kChecked>
-inline void* AllocateFast(std::size_t bytes, std::size_t alignment) noexcept {
+// `kSlow(bytes, alignment, slow_args...)` serves what the thread's list cannot.
+template <bool kChecked, auto kSlow, typename... SlowArgs>
+inline void* AllocateFast(std::size_t bytes, std::size_t alignment, SlowArgs... slow_args) {
   if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
     const std::size_t cls = FastClassFor(bytes);
     ThreadCache* tc = t_cache;  // g_no_cache's lists are empty: no null test
@@ -678,7 +682,7 @@ inline void* AllocateFast(std::size_t bytes, std::size_t alignment) noexcept {
       return object;
     }
   }
-  return AllocateSlow(bytes, alignment);
+  return kSlow(bytes, alignment, slow_args...);
 }
 
 // Checked, the class test and the cache test are left to the checks: a page of class 0
@@ -705,6 +709,39 @@ inline void FreeFast(void* ptr) noexcept {
   FreeSlow(ptr, entry);
 }
 
+// The sized free: the list comes from the size's class, which does not wait on the pagemap,
+// so the entry's load overlaps the list's instead of preceding it. The entry must name the
+// same class (a block of another class, a large or sampled one, or a wrong size go to
+// Free, which frees by the entry), and passes the same object-start and mark checks, so
+// every misuse the plain free catches is caught here too.
+inline void FreeSizedFast(void* ptr, std::size_t bytes) noexcept {
+  if (bytes <= kMaxSmallSize) [[likely]] {
+    const std::size_t cls = FastClassFor(bytes);
+    ThreadCache* tc = t_cache;
+    ThreadCache::List* list = &tc->lists[cls];
+    // Past the class test the compiler knows the entry's class equals `cls` and would index
+    // the list with the entry's, which arrives two loads later; the empty asm hides that.
+    asm("" : "+r"(list));
+    const Pagemap::Lookup page = g_pagemap.Find(ptr);  // no leaf (nullptr too): entry 0
+    if ((page.entry & Pagemap::kClassMask) == cls &&
+        MayFree(ptr, page.entry, page.freed_mark, list->start_test)) [[likely]] {
+      MarkFree(ptr, page.freed_mark, cls);
+      PushFree(tc, *list, cls, ptr);
+      return;
+    }
+  }
+  Free(ptr);
+}
+
+// A failed allocation handed to the caller's `on_failure` (host_api.h AllocateOr).
+template <typename Failure>
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOr(std::size_t bytes, std::size_t alignment,
+                                               Failure on_failure) noexcept(noexcept(on_failure(0, 0))) {
+  void* ptr = AllocateSlow(bytes, alignment);
+  if (ptr != nullptr) [[likely]] return ptr;
+  return on_failure(bytes, alignment);
+}
+
 }  // namespace
 
 // ---- host_api.h -------------------------------------------------------------------------
@@ -717,12 +754,23 @@ inline void FreeFast(void* ptr) noexcept {
 
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* Allocate(
     std::size_t bytes, std::size_t alignment) noexcept {
-  return AllocateFast<true>(bytes, alignment);
+  return AllocateFast<true, AllocateSlow>(bytes, alignment);
+}
+
+MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateOr(
+    std::size_t bytes, std::size_t alignment, AllocationFailure on_failure) noexcept {
+  return AllocateFast<true, AllocateSlowOr<AllocationFailure>>(bytes, alignment, on_failure);
+}
+
+MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateOrThrow(
+    std::size_t bytes, std::size_t alignment, ThrowingAllocationFailure on_failure) {
+  return AllocateFast<true, AllocateSlowOr<ThrowingAllocationFailure>>(bytes, alignment,
+                                                                      on_failure);
 }
 
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateUnchecked(
     std::size_t bytes, std::size_t alignment) noexcept {
-  return AllocateFast<false>(bytes, alignment);
+  return AllocateFast<false, AllocateSlow>(bytes, alignment);
 }
 
 MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
@@ -731,6 +779,10 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
 }
 
 MEMARENA_FAST_PATH_ALIGNED void Free(void* ptr) noexcept { FreeFast<true>(ptr); }
+
+MEMARENA_FAST_PATH_ALIGNED void FreeSized(void* ptr, std::size_t bytes) noexcept {
+  FreeSizedFast(ptr, bytes);
+}
 
 MEMARENA_FAST_PATH_ALIGNED void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }
 

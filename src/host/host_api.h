@@ -16,6 +16,19 @@ namespace memarena::host {
 // cache has an object.
 void* Allocate(std::size_t bytes, std::size_t alignment) noexcept;
 
+// What a caller does when an allocation fails (the drop-in's errno and message, operator
+// new's new_handler loop); its result is the allocation's.
+using AllocationFailure = void* (*)(std::size_t bytes, std::size_t alignment) noexcept;
+using ThrowingAllocationFailure = void* (*)(std::size_t bytes, std::size_t alignment);
+
+// Allocate, with `on_failure(bytes, alignment)` called in place of returning nullptr. A
+// caller that would test the result for null (malloc, operator new) can then jump here
+// instead of calling, and keeps no frame of its own: 4 % of a small-object program.
+void* AllocateOr(std::size_t bytes, std::size_t alignment, AllocationFailure on_failure) noexcept;
+// The same for a failure path that may throw (operator new); the exception passes through.
+void* AllocateOrThrow(std::size_t bytes, std::size_t alignment,
+                      ThrowingAllocationFailure on_failure);
+
 // Like Allocate, for an attempt the caller can do without (realloc's headroom): on
 // failure it returns nullptr at once, without releasing memory and without counting an
 // out-of-memory event.
@@ -26,6 +39,13 @@ void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept;
 // with a mark in the freed object's second word and an object-start check) and handled
 // as MEMARENA_CONF on_invalid_free says: abort with a message by default.
 void Free(void* ptr) noexcept;
+
+// Free of a block the caller says is `bytes` long (the sized operator delete). The class
+// comes from the size, so the thread cache's list is found without waiting on the pagemap;
+// the pagemap entry is still read and must name the same class, and the checks of Free
+// apply. A block whose size disagrees (a wrong size, an aligned or sampled block) is freed
+// by Free, as if no size had been given.
+void FreeSized(void* ptr, std::size_t bytes) noexcept;
 
 // Allocate and Free without the misuse checks on their fast paths (no freed mark, no
 // object-start test): for host_bench only, which prices the checks against them in one

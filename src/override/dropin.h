@@ -30,20 +30,19 @@ constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x -
   return nullptr;
 }
 
-// The untraced failure path, out of line so the fast path stays one test and a call.
-[[gnu::cold, gnu::noinline]] inline void* FailUntraced(std::size_t bytes) noexcept {
+// The untraced failure path, which host::AllocateOr calls in place of returning nullptr.
+[[gnu::cold, gnu::noinline]] inline void* FailUntraced(std::size_t bytes,
+                                                       std::size_t /*alignment*/) noexcept {
   ReportFailure(bytes);
   errno = ENOMEM;
   return nullptr;
 }
 
-// The fast path checks the trace flag first, so the common case is one flag test, the call
-// and a null test, with no trace bookkeeping around the call.
+// The fast path checks the trace flag first, so the common case is one flag test and a
+// jump: the failure test lives in host::AllocateOr's slow path, so malloc keeps no frame.
 inline void* AllocateAligned(std::size_t bytes, std::size_t alignment) noexcept {
   if (TracingOn()) [[unlikely]] return AllocateTraced(bytes, alignment);
-  void* ptr = host::Allocate(bytes, alignment);
-  if (ptr == nullptr) [[unlikely]] return FailUntraced(bytes);
-  return ptr;
+  return host::AllocateOr(bytes, alignment, &FailUntraced);
 }
 
 inline void* Malloc(std::size_t bytes) noexcept {
@@ -55,6 +54,13 @@ inline void Free(void* ptr) noexcept {
   // address and log its allocation first.
   if (TracingOn()) [[unlikely]] TraceFree(ptr);
   host::Free(ptr);
+}
+
+// The sized operator delete: host::FreeSized finds the list from the size (and still checks
+// the block against its pagemap entry).
+inline void FreeSized(void* ptr, std::size_t bytes) noexcept {
+  if (TracingOn()) [[unlikely]] TraceFree(ptr);
+  host::FreeSized(ptr, bytes);
 }
 
 inline void* Calloc(std::size_t count, std::size_t size) noexcept {
@@ -177,18 +183,16 @@ int Trim() noexcept;
 void* NewTraced(std::size_t bytes, std::size_t alignment);
 void* NewNothrowTraced(std::size_t bytes, std::size_t alignment) noexcept;
 
+// host::AllocateOr calls the failure path in place of returning nullptr, so operator new is
+// a flag test and a jump. NewSlow's exception passes through AllocateOr's slow path.
 inline void* New(std::size_t bytes, std::size_t alignment) {
   if (TracingOn()) [[unlikely]] return NewTraced(bytes, alignment);
-  void* ptr = host::Allocate(bytes, alignment);
-  if (ptr == nullptr) [[unlikely]] return NewSlow(bytes, alignment);
-  return ptr;
+  return host::AllocateOrThrow(bytes, alignment, &NewSlow);
 }
 
 inline void* NewNothrow(std::size_t bytes, std::size_t alignment) noexcept {
   if (TracingOn()) [[unlikely]] return NewNothrowTraced(bytes, alignment);
-  void* ptr = host::Allocate(bytes, alignment);
-  if (ptr == nullptr) [[unlikely]] return NewNothrowSlow(bytes, alignment);
-  return ptr;
+  return host::AllocateOr(bytes, alignment, &NewNothrowSlow);
 }
 
 }  // namespace memarena::dropin

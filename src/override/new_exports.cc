@@ -1,6 +1,7 @@
 // Every replaceable C++ operator new and delete: plain, array, nothrow, aligned and sized.
 // new throws memarena::OutOfMemory (a std::bad_alloc) after the new_handler loop; the sized
-// deletes ignore the size because the pagemap knows every block's span.
+// deletes find the thread cache's list from the size (host::FreeSized: the block's pagemap
+// entry must agree, else the size is ignored); the aligned ones ignore it.
 #include <cstddef>
 #include <new>
 
@@ -53,11 +54,11 @@ MEMARENA_DROPIN_EXPORT void operator delete(void* ptr, const std::nothrow_t&) no
 MEMARENA_DROPIN_EXPORT void operator delete[](void* ptr, const std::nothrow_t&) noexcept {
   dropin::Free(ptr);
 }
-MEMARENA_DROPIN_EXPORT void operator delete(void* ptr, std::size_t) noexcept {
-  dropin::Free(ptr);
+MEMARENA_DROPIN_EXPORT void operator delete(void* ptr, std::size_t size) noexcept {
+  dropin::FreeSized(ptr, size);
 }
-MEMARENA_DROPIN_EXPORT void operator delete[](void* ptr, std::size_t) noexcept {
-  dropin::Free(ptr);
+MEMARENA_DROPIN_EXPORT void operator delete[](void* ptr, std::size_t size) noexcept {
+  dropin::FreeSized(ptr, size);
 }
 MEMARENA_DROPIN_EXPORT void operator delete(void* ptr, std::align_val_t) noexcept {
   dropin::Free(ptr);

@@ -15,27 +15,10 @@
 #include "memarena/allocator.h"
 #include "memarena/config.h"
 #include "memarena/errors.h"
+#include "reported_frees.h"
 
 namespace memarena::host {
 namespace {
-
-// Report mode for the test's body, the default (abort) restored after.
-class ReportedFrees : public ::testing::Test {
- protected:
-  void SetUp() override {
-    SetInvalidFreeAction(InvalidFreeAction::kReport);
-    before_ = InvalidFreeCount();
-  }
-  void TearDown() override {
-    SetInvalidFreeAction(InvalidFreeAction::kAbort);
-    const char* problem = CheckHeap();
-    EXPECT_EQ(problem, nullptr) << problem;
-  }
-  std::uint64_t Reported() const { return InvalidFreeCount() - before_; }
-
- private:
-  std::uint64_t before_ = 0;
-};
 
 TEST_F(ReportedFrees, ASmallDoubleFreeIsCaughtAndTheBlockIsNotHandedOutTwice) {
   void* p = Allocate(64, 0);
