@@ -48,7 +48,7 @@ constexpr std::int64_t kFoldSlack = std::int64_t{256} << 10;
 // clocks cost memory as well as time: every 16 MiB, random_slots peaked at 12.8 MiB
 // against 10.9 and live_set_1t at 17.9 against 15.7 (drained objects land in partly used
 // spans, and the refills that follow take others).
-constexpr std::int64_t kScavengeInterval = std::int64_t{64} << 20;
+constexpr std::uint64_t kScavengeInterval = std::uint64_t{64} << 20;
 // A list above one batch that overflows this many times without running empty since the
 // last scavenge is longer than the thread needs (a consumer's) and shrinks by a batch, as
 // in tcmalloc.
@@ -217,15 +217,17 @@ void StartLowWater(ThreadCache* tc, std::size_t cls) noexcept {
                             tc->net_out[cls].load(std::memory_order_relaxed);
 }
 
-// Bytes this thread allocated so far (ThreadCache::sample_origin).
-std::int64_t AllocatedBytes(const ThreadCache* tc) noexcept {
-  return tc->sample_origin - tc->sample_left;
+// Bytes this thread allocated so far (ThreadCache::sample_origin), modulo 2^64: a request
+// of 2^62 bytes counts as such, so only differences of it are meaningful.
+std::uint64_t AllocatedBytes(const ThreadCache* tc) noexcept {
+  return tc->sample_origin - static_cast<std::uint64_t>(tc->sample_left);
 }
 
 // Starts the thread's next sampling interval; AllocatedBytes stays what it was.
 void DrawSampleInterval(ThreadCache* tc) noexcept {
   const std::int64_t interval = sampler::NextInterval();
-  tc->sample_origin += interval - tc->sample_left;
+  tc->sample_origin +=
+      static_cast<std::uint64_t>(interval) - static_cast<std::uint64_t>(tc->sample_left);
   tc->sample_left = interval;
 }
 
@@ -252,13 +254,13 @@ void Scavenge(ThreadCache* tc, std::size_t headroom) noexcept {
     tc->max_bytes -= surplus;
     g_budget_pool.Return(surplus);
   }
-  tc->scavenge_due = AllocatedBytes(tc) + kScavengeInterval;
+  tc->scavenged_at = AllocatedBytes(tc);
 }
 
 // The scavenge runs at the first slow path after every kScavengeInterval bytes allocated:
 // a clock of work done, not of budget shortfalls (see kScavengeInterval).
 void ScavengeIfDue(ThreadCache* tc) noexcept {
-  if (AllocatedBytes(tc) >= tc->scavenge_due) Scavenge(tc, kBudgetStep);
+  if (AllocatedBytes(tc) - tc->scavenged_at >= kScavengeInterval) Scavenge(tc, kBudgetStep);
 }
 
 // Makes room for `bytes` more capacity by halving other lists' bounds, round robin from
