@@ -65,6 +65,15 @@ struct alignas(64) ThreadCache {
   // since, without a counter on the fast path (allocations only lower the length, and
   // releases only lower net_out).
   std::int64_t low_water_base[kNumClasses + 1] = {};
+  // The scavenge's clock: bytes this thread allocated are sample_origin - sample_left,
+  // modulo 2^64 (sample_origin moves with every new sampling interval, so the fast path's
+  // countdown doubles as the clock); the last scavenge ran at scavenged_at of them.
+  std::uint64_t sample_origin = 0;
+  std::uint64_t scavenged_at = 0;
+  // Per class, what the list did since the last scavenge (kRanEmpty, kOverflowed), and how
+  // often it overflowed since its bound last changed (heap.cc GrowOnUse, FreeOverflow).
+  std::uint8_t list_events[kNumClasses + 1] = {};
+  std::uint8_t overages[kNumClasses + 1] = {};
 };
 
 // Owner-only update: a plain load and store, not a locked instruction.
