@@ -13,7 +13,7 @@ void*& NextOf(void* object) noexcept { return *static_cast<void**>(object); }
 }  // namespace
 
 int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
-                         Failure* failure) noexcept {
+                         Failure* failure, CarveEnd carve_end) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
   ClassList& list = lists_[cls];
   void* first = nullptr;
@@ -54,7 +54,12 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       append(object);
       ++span->allocated;
     }
-    while (taken < count && span->bump < span->bump_end) {
+    const char* carve_start = span->bump;
+    const auto mid_line = [&] {
+      return carve_end == CarveEnd::kCacheLine && span->bump != carve_start &&
+             reinterpret_cast<std::uintptr_t>(span->bump) % kCacheLineBytes != 0;
+    };
+    while ((taken < count || mid_line()) && span->bump < span->bump_end) {
       append(span->bump);
       span->bump += info.size;
       ++span->allocated;

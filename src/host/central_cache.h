@@ -16,8 +16,16 @@
 
 namespace memarena::host {
 
+// Where a carve of never-used objects may stop (CentralCache::Remove).
+enum class CarveEnd : std::uint8_t {
+  kExact,      // after exactly the objects asked for
+  kCacheLine,  // at the next cache-line boundary (or the span's end): up to 3 objects more
+};
+
 class CentralCache {
  public:
+  static constexpr std::size_t kCacheLineBytes = 64;
+
   constexpr CentralCache(PageHeap* heap, Pagemap* pagemap) noexcept
       : heap_(heap), pagemap_(pagemap) {}
   CentralCache(const CentralCache&) = delete;
@@ -25,8 +33,12 @@ class CentralCache {
 
   // Takes up to `count` objects of class `cls`, linked through their first word from
   // *head to *tail (whose link is nullptr). Returns how many; 0 on failure, with
-  // *failure saying why.
-  int Remove(std::size_t cls, int count, void** head, void** tail, Failure* failure) noexcept;
+  // *failure saying why. With CarveEnd::kCacheLine, a take that carves never-used objects
+  // goes on to the next cache-line boundary, so it may return up to 3 more than `count`
+  // (class sizes are multiples of 16): every carve then starts on a fresh line, and two
+  // threads refilled from the same span never write the same line (false sharing).
+  int Remove(std::size_t cls, int count, void** head, void** tail, Failure* failure,
+             CarveEnd carve_end = CarveEnd::kExact) noexcept;
 
   // Gives back `count` objects of class `cls` linked through their first word from
   // `head` to `tail` (whose link is nullptr).

@@ -400,8 +400,14 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     const std::uint32_t want = std::clamp<std::uint32_t>(list.max_length, 1, batch);
     void* head = nullptr;
     void* tail = nullptr;
-    const int got = g_central.Remove(cls, static_cast<int>(want), &head, &tail, failure);
+    // Carved objects come in whole cache lines: threads refilled from one span then never
+    // share a line (the false_sharing workload), and the list's bound takes in the extra.
+    const int got = g_central.Remove(cls, static_cast<int>(want), &head, &tail, failure,
+                                     CarveEnd::kCacheLine);
     if (got == 0) return nullptr;
+    if (static_cast<std::uint32_t>(got) > list.max_length) {
+      TryGrow(tc, cls, static_cast<std::uint32_t>(got) - list.max_length);
+    }
     NextObject(tail) = list.head;
     list.head = head;
     AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(got));

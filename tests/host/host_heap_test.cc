@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -302,6 +304,68 @@ TEST(HostThreads, AZeroByteCacheStillWorks) {
   });
   worker.join();
   ApplyConfig(HostConfig{});
+  ExpectHeapConsistent();
+}
+
+std::array<SizeClassStats, kNumClasses> ClassCounters() {
+  std::array<SizeClassStats, kNumClasses> classes;
+  SizeClasses(classes);
+  return classes;
+}
+
+// A class below 1 KiB whose size is not a multiple of 64 (its objects share or straddle
+// lines) with nothing in use in the process: after a release its central list is empty, so
+// the next refills carve a fresh span. 0 when there is none.
+std::size_t UnusedClassSharingLines() {
+  ReleaseUnused();
+  const auto classes = ClassCounters();
+  for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
+    if (ClassSize(cls) > 64 && ClassSize(cls) % 64 != 0 && classes[cls - 1].bytes_in_use == 0) {
+      return cls;
+    }
+  }
+  return 0;
+}
+
+// The false_sharing workload's cause: two threads whose slow-start refills alternate on one
+// span got neighbouring objects, and every write then moved the line between cores.
+TEST(HostThreads, TwoThreadsRefilledFromOneSpanNeverShareACacheLine) {
+  constexpr int kTurns = 24;  // in turn t a thread takes t + 1 objects
+  std::vector<void*> objects[2];
+  for (auto& list : objects) list.reserve(kTurns * (kTurns + 1) / 2);
+  const std::size_t cls = UnusedClassSharingLines();
+  ASSERT_NE(cls, 0u);
+  const std::size_t size = ClassSize(cls);
+  std::atomic<int> turn{0};
+  auto run = [&](int me) {
+    for (int t = 0; t < kTurns; ++t) {
+      while (turn.load(std::memory_order_acquire) != 2 * t + me) std::this_thread::yield();
+      for (int i = 0; i <= t; ++i) objects[me].push_back(Allocate(size, 0));
+      turn.fetch_add(1, std::memory_order_release);
+    }
+  };
+  std::thread first(run, 0);
+  std::thread second(run, 1);
+  first.join();
+  second.join();
+  std::set<std::uintptr_t> first_lines;
+  for (void* p : objects[0]) {
+    const auto start = reinterpret_cast<std::uintptr_t>(p);
+    for (std::uintptr_t line = start / 64; line <= (start + size - 1) / 64; ++line) {
+      first_lines.insert(line);
+    }
+  }
+  int shared = 0;
+  for (void* p : objects[1]) {
+    const auto start = reinterpret_cast<std::uintptr_t>(p);
+    for (std::uintptr_t line = start / 64; line <= (start + size - 1) / 64; ++line) {
+      shared += first_lines.count(line) != 0 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(shared, 0) << "cache lines written by both threads, class of " << size << " B";
+  for (auto& list : objects) {
+    for (void* p : list) Free(p);
+  }
   ExpectHeapConsistent();
 }
 
