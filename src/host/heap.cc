@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <iterator>
 #include <utility>
 
 #include "common/asan.h"
@@ -139,12 +141,27 @@ void Fold(ThreadCache* tc, std::size_t cls) noexcept {
   if (delta > 0) UpdatePeaks();
 }
 
+void MarkTouched(ThreadCache* tc, std::size_t cls) noexcept {
+  tc->touched[cls / 64] |= std::uint64_t{1} << (cls % 64);
+}
+
+// Calls visit(cls) for every class the thread touched (ThreadCache::touched), in order.
+template <typename Visit>
+void ForEachTouchedClass(const ThreadCache* tc, Visit visit) noexcept {
+  for (std::size_t word = 0; word < std::size(tc->touched); ++word) {
+    for (std::uint64_t bits = tc->touched[word]; bits != 0; bits &= bits - 1) {
+      visit(word * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+    }
+  }
+}
+
 // Moves up to `count` objects of list `cls` back to the central cache.
 void ReleaseFromList(ThreadCache* tc, std::size_t cls, std::uint32_t count) noexcept {
   ThreadCache::List& list = tc->lists[cls];
   const std::uint32_t length = list.length.load(std::memory_order_relaxed);
   count = std::min(count, length);
   if (count == 0) return;
+  MarkTouched(tc, cls);  // net_out changes: the exit must carry it (a list without a bound too)
   void* head = list.head;
   void* last = head;
   for (std::uint32_t i = 1; i < count; ++i) last = NextObject(last);
@@ -156,6 +173,7 @@ void ReleaseFromList(ThreadCache* tc, std::size_t cls, std::uint32_t count) noex
 }
 
 void SetMaxLength(ThreadCache* tc, std::size_t cls, std::uint32_t max_length) noexcept {
+  if (max_length != 0) MarkTouched(tc, cls);  // a list can take objects only with a bound
   ThreadCache::List& list = tc->lists[cls];
   tc->capacity_bytes -= std::size_t{list.max_length} * kSizes[cls];
   list.max_length = max_length;
@@ -174,11 +192,11 @@ void DropSpareSampledSpan(ThreadCache* tc) noexcept {
 // Empties the cache and gives its whole budget back to the pool.
 void FlushAll(ThreadCache* tc) noexcept {
   DropSpareSampledSpan(tc);
-  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+  ForEachTouchedClass(tc, [tc](std::size_t cls) {
     ReleaseFromList(tc, cls, tc->lists[cls].length.load(std::memory_order_relaxed));
     SetMaxLength(tc, cls, 0);
     Fold(tc, cls);
-  }
+  });
   PublishFolded(tc);
   g_budget_pool.Return(std::exchange(tc->max_bytes, 0));
 }
@@ -318,12 +336,13 @@ void ThreadExitHook(void* arg) {
         tc->sampled_span_reuses.load(std::memory_order_relaxed), std::memory_order_relaxed);
     g_registry.sampled_requested_moved.fetch_add(
         tc->sampled_requested_moved.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    // Only touched classes have counts: two locked adds per class used, not per class.
+    ForEachTouchedClass(tc, [tc](std::size_t cls) {
       g_registry.allocs[cls].fetch_add(tc->allocs[cls].load(std::memory_order_relaxed),
                                        std::memory_order_relaxed);
       g_registry.net_out[cls].fetch_add(tc->net_out[cls].load(std::memory_order_relaxed),
                                         std::memory_order_relaxed);
-    }
+    });
     if (tc->prev != nullptr) {
       tc->prev->next = tc->next;
     } else {
@@ -405,6 +424,7 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     const int got = g_central.Remove(cls, static_cast<int>(want), &head, &tail, failure,
                                      CarveEnd::kCacheLine);
     if (got == 0) return nullptr;
+    MarkTouched(tc, cls);
     if (static_cast<std::uint32_t>(got) > list.max_length) {
       TryGrow(tc, cls, static_cast<std::uint32_t>(got) - list.max_length);
     }

@@ -307,10 +307,81 @@ TEST(HostThreads, AZeroByteCacheStillWorks) {
   ExpectHeapConsistent();
 }
 
+// The calling thread's cached bytes, from its own lists.
+std::size_t CallingThreadCachedBytes() {
+  std::size_t bytes = 0;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    bytes += CallingThreadCachedObjects(cls) * ClassSize(cls);
+  }
+  return bytes;
+}
+
 std::array<SizeClassStats, kNumClasses> ClassCounters() {
   std::array<SizeClassStats, kNumClasses> classes;
   SizeClasses(classes);
   return classes;
+}
+
+// A worker allocates and frees blocks of two classes (keeping a few) and frees blocks of a
+// third that this thread allocated (a class it only frees); after it exits, no byte of it is
+// cached anywhere and every count it made is in the totals, exactly.
+void ExpectAnExitLeavesNothingCached(std::size_t thread_cache_bytes) {
+  HostConfig config;
+  config.thread_cache_bytes = thread_cache_bytes;
+  ApplyConfig(config);
+  ReleaseUnused();
+  // Above 64 B, so std::thread's own small allocations land in none of these classes.
+  constexpr std::size_t kSizes[] = {200, 3000};
+  constexpr std::size_t kRemoteSize = 600;
+  constexpr int kBlocks = 500;
+  constexpr int kKept = 7;
+  std::vector<void*> remote;
+  std::vector<void*> kept;
+  kept.reserve(2 * kKept);
+  for (int i = 0; i < kBlocks; ++i) remote.push_back(Allocate(kRemoteSize, 0));
+  const auto before = ClassCounters();
+  std::size_t worker_cached = 0;
+  std::thread worker([&] {
+    std::vector<void*> blocks;
+    blocks.reserve(kBlocks);
+    for (const std::size_t size : kSizes) {
+      for (int i = 0; i < kBlocks; ++i) blocks.push_back(Allocate(size, 0));
+      for (int i = 0; i < kKept; ++i) kept.push_back(blocks[static_cast<std::size_t>(i)]);
+      for (int i = kKept; i < kBlocks; ++i) Free(blocks[static_cast<std::size_t>(i)]);
+      blocks.clear();
+    }
+    for (void* p : remote) Free(p);
+    worker_cached = CallingThreadCachedBytes();
+  });
+  worker.join();
+  if (thread_cache_bytes != 0) {
+    EXPECT_GT(worker_cached, 0u) << "nothing to flush: a weak test";
+  }
+  // Only this thread's cache is left.
+  EXPECT_EQ(Stats().bytes_in_thread_caches, CallingThreadCachedBytes());
+  const auto after = ClassCounters();
+  for (const std::size_t size : kSizes) {
+    const std::size_t i = ClassFor(size) - 1;
+    EXPECT_EQ(after[i].num_allocs - before[i].num_allocs, std::uint64_t{kBlocks}) << size;
+    EXPECT_EQ(after[i].num_frees - before[i].num_frees, std::uint64_t{kBlocks - kKept}) << size;
+    EXPECT_EQ(after[i].bytes_in_use - before[i].bytes_in_use, kKept * ClassSize(i + 1)) << size;
+  }
+  const std::size_t r = ClassFor(kRemoteSize) - 1;
+  EXPECT_EQ(after[r].num_allocs, before[r].num_allocs);
+  EXPECT_EQ(after[r].num_frees - before[r].num_frees, std::uint64_t{kBlocks});
+  EXPECT_EQ(before[r].bytes_in_use - after[r].bytes_in_use, kBlocks * ClassSize(r + 1));
+  for (void* p : kept) Free(p);
+  ApplyConfig(HostConfig{});
+  ExpectHeapConsistent();
+}
+
+TEST(HostThreads, AnExitLeavesNothingCachedAndEveryCountExact) {
+  ExpectAnExitLeavesNothingCached(HostConfig{}.thread_cache_bytes);
+}
+
+// No list ever has a bound: the class the worker only frees is carried by its releases alone.
+TEST(HostThreads, AnExitWithAZeroByteCacheLeavesEveryCountExact) {
+  ExpectAnExitLeavesNothingCached(0);
 }
 
 // A class below 1 KiB whose size is not a multiple of 64 (its objects share or straddle
