@@ -81,11 +81,12 @@ std::size_t CentralCache::BatchSlots(std::size_t cls) noexcept {
   return std::min(kMaxBatches, kTransferBytes / (std::size_t{info.batch} * info.size));
 }
 
-void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count) noexcept {
+void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
+                          BatchTo batch_to) noexcept {
   ClassList& list = lists_[cls];
   SpinLockHolder hold(list.lock);
-  if (static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
-      list.num_batches < BatchSlots(cls)) {
+  if (batch_to == BatchTo::kTransferCache &&
+      static_cast<std::uint32_t>(count) == ClassInfo(cls).batch && list.num_batches < BatchSlots(cls)) {
     list.batches[list.num_batches++] = Batch{head, tail};
     list.free_objects += static_cast<std::size_t>(count);
     return;

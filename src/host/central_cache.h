@@ -22,6 +22,12 @@ enum class CarveEnd : std::uint8_t {
   kCacheLine,  // at the next cache-line boundary (or the span's end): up to 3 objects more
 };
 
+// Where Insert puts a whole batch.
+enum class BatchTo : std::uint8_t {
+  kTransferCache,  // kept whole for the next thread that asks for a batch (spans if full)
+  kSpans,          // back to its spans: a span all of whose objects came back is freed
+};
+
 class CentralCache {
  public:
   static constexpr std::size_t kCacheLineBytes = 64;
@@ -41,8 +47,10 @@ class CentralCache {
              CarveEnd carve_end = CarveEnd::kExact) noexcept;
 
   // Gives back `count` objects of class `cls` linked through their first word from
-  // `head` to `tail` (whose link is nullptr).
-  void Insert(std::size_t cls, void* head, void* tail, int count) noexcept;
+  // `head` to `tail` (whose link is nullptr). A whole batch goes where `batch_to` says;
+  // BatchTo::kSpans costs a page-map lookup per object.
+  void Insert(std::size_t cls, void* head, void* tail, int count,
+              BatchTo batch_to = BatchTo::kTransferCache) noexcept;
 
   // Returns every batch of the transfer cache to its spans, so whole free spans reach the
   // page heap (before a release, or under ceiling pressure).
