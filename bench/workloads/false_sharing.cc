@@ -4,9 +4,9 @@
 // not. Blocks are freed and reallocated between rounds, on the thread that uses them.
 //
 // FALSE_SHARING_LINES=1 in the environment also records the cache line of every object's
-// written byte per round and prints to stderr how many lines a thread wrote that the other
-// thread was writing in its own round at the time (the cause itself, measured without
-// hardware counters; the checksum is unchanged).
+// written byte per round and prints to stderr how many lines, and how many 128-byte line
+// pairs, a thread wrote that the other thread was writing in its own round at the time (the
+// cause itself, measured without hardware counters; the checksum is unchanged).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -44,12 +44,21 @@ void Record(LineLog& log, const LineLog& other, std::size_t r,
   log.other_round[r] = other.round.load(std::memory_order_acquire);
 }
 
-void PrintSharedLines(const std::vector<LineLog>& logs, std::size_t rounds) {
+// Units of 64 << shift bytes (shift 1: the pair of lines the L2's adjacent-line prefetcher
+// fetches together) written by both threads in overlapping rounds.
+void PrintShared(const std::vector<LineLog>& logs, std::size_t rounds, int shift) {
   std::size_t overlapping = 0;  // rounds (of either thread) while the other was running
   std::size_t shared_total = 0;
   std::size_t worst = 0;
   std::size_t rounds_sharing = 0;
+  std::vector<std::uintptr_t> a(kObjects);
+  std::vector<std::uintptr_t> b(kObjects);
   std::vector<std::uintptr_t> both;
+  const auto units = [shift](const LineLog& log, std::size_t round, std::vector<std::uintptr_t>& out) {
+    const auto first = log.lines.begin() + static_cast<std::ptrdiff_t>(round * kObjects);
+    std::transform(first, first + kObjects, out.begin(),
+                   [shift](std::uintptr_t line) { return line >> shift; });
+  };
   for (int t = 0; t < kThreads; ++t) {
     const LineLog& mine = logs[static_cast<std::size_t>(t)];
     const LineLog& other = logs[static_cast<std::size_t>(1 - t)];
@@ -57,10 +66,10 @@ void PrintSharedLines(const std::vector<LineLog>& logs, std::size_t rounds) {
       const std::size_t o = mine.other_round[r];
       if (o == kNotRunning || o >= rounds) continue;
       ++overlapping;
-      const auto a = mine.lines.begin() + static_cast<std::ptrdiff_t>(r * kObjects);
-      const auto b = other.lines.begin() + static_cast<std::ptrdiff_t>(o * kObjects);
+      units(mine, r, a);
+      units(other, o, b);
       both.clear();
-      std::set_intersection(a, a + kObjects, b, b + kObjects, std::back_inserter(both));
+      std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
       const auto shared =
           static_cast<std::size_t>(std::unique(both.begin(), both.end()) - both.begin());
       shared_total += shared;
@@ -69,8 +78,9 @@ void PrintSharedLines(const std::vector<LineLog>& logs, std::size_t rounds) {
     }
   }
   std::fprintf(stderr,
-               "false_sharing lines: %.3f lines per round shared with the other thread's "
+               "false_sharing %zu-byte units: %.3f per round shared with the other thread's "
                "current round (max %zu; %zu of %zu overlapping rounds share any)\n",
+               std::size_t{64} << shift,
                overlapping == 0 ? 0.0
                                 : static_cast<double>(shared_total) / static_cast<double>(overlapping),
                worst, rounds_sharing, overlapping);
@@ -116,7 +126,10 @@ int main(int argc, char** argv) {
     });
   }
   for (std::thread& t : threads) t.join();
-  if (log_lines) PrintSharedLines(logs, rounds);
+  if (log_lines) {
+    PrintShared(logs, rounds, 0);  // cache lines
+    PrintShared(logs, rounds, 1);  // line pairs
+  }
   std::printf("false_sharing: %zu rounds, checksum %llu\n", rounds,
               static_cast<unsigned long long>(checksums[0] + checksums[1]));
   return 0;

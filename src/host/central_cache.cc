@@ -56,8 +56,8 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     }
     const char* carve_start = span->bump;
     const auto mid_line = [&] {
-      return carve_end == CarveEnd::kCacheLine && span->bump != carve_start &&
-             reinterpret_cast<std::uintptr_t>(span->bump) % kCacheLineBytes != 0;
+      return carve_end == CarveEnd::kLinePair && span->bump != carve_start &&
+             reinterpret_cast<std::uintptr_t>(span->bump) % kCarveAlignBytes != 0;
     };
     while ((taken < count || mid_line()) && span->bump < span->bump_end) {
       append(span->bump);
@@ -86,7 +86,8 @@ void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
   ClassList& list = lists_[cls];
   SpinLockHolder hold(list.lock);
   if (batch_to == BatchTo::kTransferCache &&
-      static_cast<std::uint32_t>(count) == ClassInfo(cls).batch && list.num_batches < BatchSlots(cls)) {
+      static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
+      list.num_batches < BatchSlots(cls)) {
     list.batches[list.num_batches++] = Batch{head, tail};
     list.free_objects += static_cast<std::size_t>(count);
     return;

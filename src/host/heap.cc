@@ -425,10 +425,11 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     const std::uint32_t want = std::clamp<std::uint32_t>(list.max_length, 1, batch);
     void* head = nullptr;
     void* tail = nullptr;
-    // Carved objects come in whole cache lines: threads refilled from one span then never
-    // share a line (the false_sharing workload), and the list's bound takes in the extra.
+    // Carved objects come in whole 128-byte line pairs: threads refilled from one span then
+    // never share a line or a prefetched pair (the false_sharing workload), and the list's
+    // bound takes in the extra.
     const int got = g_central.Remove(cls, static_cast<int>(want), &head, &tail, failure,
-                                     CarveEnd::kCacheLine);
+                                     CarveEnd::kLinePair);
     if (got == 0) return nullptr;
     MarkTouched(tc, cls);
     if (static_cast<std::uint32_t>(got) > list.max_length) {

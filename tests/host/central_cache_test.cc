@@ -84,22 +84,22 @@ TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
   EXPECT_EQ(heap_.Stats().in_use, 0u) << "the span's last object came back";
 }
 
-// CarveEnd::kCacheLine: a carve goes on to the next line boundary (at most 3 objects more,
-// class sizes being multiples of 16), so the next carve starts on a fresh line; kExact
-// takes what was asked.
-TEST_F(CentralCacheTest, ACarveToTheLineEndsOnALineBoundary) {
+// CarveEnd::kLinePair: a carve goes on to the next 128-byte boundary (at most 7 objects
+// more, class sizes being multiples of 16), so the next carve starts on a fresh line pair;
+// kExact takes what was asked.
+TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
   for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
     Failure failure = Failure::kNone;
     std::vector<std::pair<void*, void*>> taken;  // kept out: each carve follows the last
     for (int count = 1; count <= 5; ++count) {
       void* head = nullptr;
       void* tail = nullptr;
-      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kCacheLine);
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair);
       EXPECT_GE(got, count);
-      EXPECT_LE(got, count + 3) << ClassSize(cls);
+      EXPECT_LE(got, count + 7) << ClassSize(cls);
       EXPECT_EQ(Length(head), got);
       const auto end = reinterpret_cast<std::uintptr_t>(tail) + ClassSize(cls);
-      EXPECT_EQ(end % CentralCache::kCacheLineBytes, 0u) << ClassSize(cls) << " B, " << count;
+      EXPECT_EQ(end % CentralCache::kCarveAlignBytes, 0u) << ClassSize(cls) << " B, " << count;
       taken.emplace_back(head, tail);
     }
     void* head = nullptr;
