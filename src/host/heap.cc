@@ -439,6 +439,12 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     list.head = head;
     AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(got));
     AddOwned<std::int64_t>(tc->net_out[cls], got);
+    // When the budget would not take the extra in, what the bound does not allow (beside the
+    // object handed out now) goes back at once: the cache stays within its budget.
+    const std::uint32_t keep = list.max_length + 1;
+    if (static_cast<std::uint32_t>(got) > keep) {
+      ReleaseFromList(tc, cls, static_cast<std::uint32_t>(got) - keep);
+    }
     // The list was empty: its low-water mark since the last scavenge is 0.
     tc->low_water_base[cls] =
         static_cast<std::int64_t>(tc->allocs[cls].load(std::memory_order_relaxed)) -

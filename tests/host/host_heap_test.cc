@@ -341,11 +341,15 @@ void ExpectAnExitLeavesNothingCached(std::size_t thread_cache_bytes) {
   for (int i = 0; i < kBlocks; ++i) remote.push_back(Allocate(kRemoteSize, 0));
   const auto before = ClassCounters();
   std::size_t worker_cached = 0;
+  bool within_budget = true;  // after every refill, the cache holds no more than its bounds
   std::thread worker([&] {
     std::vector<void*> blocks;
     blocks.reserve(kBlocks);
     for (const std::size_t size : kSizes) {
-      for (int i = 0; i < kBlocks; ++i) blocks.push_back(Allocate(size, 0));
+      for (int i = 0; i < kBlocks; ++i) {
+        blocks.push_back(Allocate(size, 0));
+        within_budget &= CallingThreadCachedBytes() <= CallingThreadCacheBudget().capacity_bytes;
+      }
       for (int i = 0; i < kKept; ++i) kept.push_back(blocks[static_cast<std::size_t>(i)]);
       for (int i = kKept; i < kBlocks; ++i) Free(blocks[static_cast<std::size_t>(i)]);
       blocks.clear();
@@ -354,6 +358,7 @@ void ExpectAnExitLeavesNothingCached(std::size_t thread_cache_bytes) {
     worker_cached = CallingThreadCachedBytes();
   });
   worker.join();
+  EXPECT_TRUE(within_budget);
   if (thread_cache_bytes != 0) {
     EXPECT_GT(worker_cached, 0u) << "nothing to flush: a weak test";
   }
