@@ -13,7 +13,7 @@ void*& NextOf(void* object) noexcept { return *static_cast<void**>(object); }
 }  // namespace
 
 int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
-                         Failure* failure) noexcept {
+                         Failure* failure, CarveEnd carve_end) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
   ClassList& list = lists_[cls];
   void* first = nullptr;
@@ -54,7 +54,12 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       append(object);
       ++span->allocated;
     }
-    while (taken < count && span->bump < span->bump_end) {
+    const char* carve_start = span->bump;
+    const auto mid_line = [&] {
+      return carve_end == CarveEnd::kLinePair && span->bump != carve_start &&
+             reinterpret_cast<std::uintptr_t>(span->bump) % kCarveAlignBytes != 0;
+    };
+    while ((taken < count || mid_line()) && span->bump < span->bump_end) {
       append(span->bump);
       span->bump += info.size;
       ++span->allocated;
@@ -76,10 +81,12 @@ std::size_t CentralCache::BatchSlots(std::size_t cls) noexcept {
   return std::min(kMaxBatches, kTransferBytes / (std::size_t{info.batch} * info.size));
 }
 
-void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count) noexcept {
+void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
+                          BatchTo batch_to) noexcept {
   ClassList& list = lists_[cls];
   SpinLockHolder hold(list.lock);
-  if (static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
+  if (batch_to == BatchTo::kTransferCache &&
+      static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
       list.num_batches < BatchSlots(cls)) {
     list.batches[list.num_batches++] = Batch{head, tail};
     list.free_objects += static_cast<std::size_t>(count);

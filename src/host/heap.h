@@ -47,6 +47,10 @@ ThreadCacheBudget CallingThreadCacheBudget() noexcept;
 // Objects of class `cls` in the calling thread's cache (tests).
 std::size_t CallingThreadCachedObjects(std::size_t cls) noexcept;
 
+// Free objects of class `cls` in the central lists: transfer cache, span free lists and
+// never-used objects of partly used spans (tests).
+std::size_t CentralFreeObjects(std::size_t cls) noexcept;
+
 // Bytes held now (one relaxed load; no lock).
 std::size_t HeldBytes() noexcept;
 

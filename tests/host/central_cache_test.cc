@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "host/page_heap.h"
 #include "host/pagemap.h"
@@ -80,6 +82,34 @@ TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
   ASSERT_EQ(Take(3, &head, &tail), 3);
   central_.Insert(kClass, head, tail, 3);
   EXPECT_EQ(heap_.Stats().in_use, 0u) << "the span's last object came back";
+}
+
+// CarveEnd::kLinePair: a carve goes on to the next 128-byte boundary (at most 7 objects
+// more, class sizes being multiples of 16), so the next carve starts on a fresh line pair;
+// kExact takes what was asked.
+TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
+  for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
+    Failure failure = Failure::kNone;
+    std::vector<std::pair<void*, void*>> taken;  // kept out: each carve follows the last
+    for (int count = 1; count <= 5; ++count) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair);
+      EXPECT_GE(got, count);
+      EXPECT_LE(got, count + 7) << ClassSize(cls);
+      EXPECT_EQ(Length(head), got);
+      const auto end = reinterpret_cast<std::uintptr_t>(tail) + ClassSize(cls);
+      EXPECT_EQ(end % CentralCache::kCarveAlignBytes, 0u) << ClassSize(cls) << " B, " << count;
+      taken.emplace_back(head, tail);
+    }
+    void* head = nullptr;
+    void* tail = nullptr;
+    ASSERT_EQ(central_.Remove(cls, 3, &head, &tail, &failure), 3) << "kExact takes what was asked";
+    taken.emplace_back(head, tail);
+    for (const auto& [first, last] : taken) central_.Insert(cls, first, last, Length(first));
+    EXPECT_EQ(heap_.Stats().in_use, 0u);
+  }
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
 }
 
 // allocated + free objects == objects per span (span.h) and the list's free count
