@@ -40,7 +40,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     Span* span = list.spans.Head();
     if (span == nullptr) {
       // Lock order: a class lock, then the page heap lock; never the other way round.
-      span = heap_->New(info.pages, 1, static_cast<std::uint8_t>(cls), 0, failure);
+      span = Heap().New(info.pages, 1, static_cast<std::uint8_t>(cls), 0, failure);
       if (span == nullptr) break;
       span->bump = span->Start();
       span->bump_end = span->bump + std::size_t{info.objects} * info.size;
@@ -114,7 +114,7 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
   for (int i = 0; i < count; ++i) {
     void* object = head;
     head = NextOf(object);
-    Span* span = pagemap_->Get(Pagemap::PageOf(object));
+    Span* span = Map().Get(Pagemap::PageOf(object));
     if (kChecked && (span == nullptr || span->state != SpanState::kInUse ||
                      span->size_class != cls || span->allocated == 0)) {
       HeapCorrupted("an object returned to the central cache does not belong to its class");
@@ -130,7 +130,7 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
       list.spans.Remove(span);
       span->in_central_list = false;
       list.free_objects -= objects_per_span;
-      heap_->Delete(span);
+      Heap().Delete(span);
     }
   }
 }

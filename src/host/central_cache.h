@@ -37,6 +37,11 @@ class CentralCache {
 
   constexpr CentralCache(PageHeap* heap, Pagemap* pagemap) noexcept
       : heap_(heap), pagemap_(pagemap) {}
+  // The process heap's (heap.cc): every byte zero, so it sits in .bss and a program
+  // touches only the lists of the classes it uses, where two relocated pointers put all
+  // 31 KiB in the library's .data, resident from load. Null heap and pagemap mean the
+  // process-wide ones (ProcessPageHeap, ProcessPagemap in page_heap.h).
+  constexpr CentralCache() noexcept = default;
   CentralCache(const CentralCache&) = delete;
   CentralCache& operator=(const CentralCache&) = delete;
 
@@ -100,8 +105,11 @@ class CentralCache {
   void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept
       MEMARENA_REQUIRES(list.lock);
 
-  PageHeap* heap_;
-  Pagemap* pagemap_;
+  PageHeap& Heap() const noexcept { return heap_ != nullptr ? *heap_ : ProcessPageHeap(); }
+  Pagemap& Map() const noexcept { return pagemap_ != nullptr ? *pagemap_ : ProcessPagemap(); }
+
+  PageHeap* heap_ = nullptr;
+  Pagemap* pagemap_ = nullptr;
   ClassList lists_[kNumClasses + 1] = {};
 };
 

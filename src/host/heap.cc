@@ -76,7 +76,7 @@ inline std::size_t FastClassFor(std::size_t size) noexcept {
 
 constinit Pagemap g_pagemap;
 constinit PageHeap g_page_heap{&g_pagemap, PageHeap::kDefaultGrowBytes};
-constinit CentralCache g_central{&g_page_heap, &g_pagemap};
+constinit CentralCache g_central;  // zero-initialised (.bss): the two above are its defaults
 constinit MetaPool<ThreadCache> g_cache_pool;
 
 struct Registry {
@@ -111,7 +111,7 @@ constinit std::atomic<int> g_hooks_state{0};
 // empty, every bound 0 and every object-start test failing, so the fast paths need no
 // null test: an allocation finds no object and a checked free fails the start test, and
 // both go to their slow paths. Nothing ever writes it.
-constinit ThreadCache g_no_cache;
+constinit ThreadCache g_no_cache;  // all zero (.bss): never resident, it is only read
 thread_local ThreadCache* t_cache __attribute__((tls_model("initial-exec"))) = &g_no_cache;
 // The same cache, nullptr when the thread has none: for the slow paths, and for the
 // unchecked free, which has no start test to fail on g_no_cache and so keeps the one-uop
@@ -847,6 +847,9 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOr(std::size_t bytes, std::size_t al
 }
 
 }  // namespace
+
+PageHeap& ProcessPageHeap() noexcept { return g_page_heap; }
+Pagemap& ProcessPagemap() noexcept { return g_pagemap; }
 
 // ---- host_api.h -------------------------------------------------------------------------
 

@@ -201,4 +201,7 @@ template <typename T>
 class MetaPool;
 // The pool of span records shared by every PageHeap (its lock is taken around fork).
 MetaPool<Span>& SpanRecords() noexcept;
+// The process heap's page heap and pagemap (heap.cc).
+PageHeap& ProcessPageHeap() noexcept;
+Pagemap& ProcessPagemap() noexcept;
 }  // namespace memarena::host

@@ -43,7 +43,9 @@ struct alignas(64) ThreadCache {
   std::size_t capacity_bytes = 0;  // sum of max_length * size
   std::size_t max_bytes = 0;       // this thread's budget, claimed from the pool
   std::uint64_t seen_epoch = 0;    // last flush request honoured
-  std::uint32_t next_victim = 1;   // where the next steal of list capacity starts
+  // Where the next steal of list capacity starts (0 visits the unused class 0 first): zero,
+  // so that heap.cc's g_no_cache is all zero and sits in .bss, not in the library's .data.
+  std::uint32_t next_victim = 0;
   ThreadCache* next = nullptr;     // registry of live caches
   ThreadCache* prev = nullptr;
   // What this thread kept from its last sampled free for its next sample, so that a sample
