@@ -4,9 +4,10 @@
 // not. Blocks are freed and reallocated between rounds, on the thread that uses them.
 //
 // FALSE_SHARING_LINES=1 in the environment also records the cache line of every object's
-// written byte per round and prints to stderr how many lines, and how many 128-byte line
-// pairs, a thread wrote that the other thread was writing in its own round at the time (the
-// cause itself, measured without hardware counters; the checksum is unchanged).
+// written byte per round and prints to stderr how many lines, how many 128-byte line pairs
+// and how many 4 KiB pages a thread wrote that the other thread was writing in its own round
+// at the time (the cause itself, measured without hardware counters; the checksum is
+// unchanged).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
   if (log_lines) {
     PrintShared(logs, rounds, 0);  // cache lines
     PrintShared(logs, rounds, 1);  // line pairs
+    PrintShared(logs, rounds, 6);  // 4 KiB pages, within which the L2 streamer prefetches
   }
   std::printf("false_sharing: %zu rounds, checksum %llu\n", rounds,
               static_cast<unsigned long long>(checksums[0] + checksums[1]));
