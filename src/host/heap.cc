@@ -846,6 +846,15 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOr(std::size_t bytes, std::size_t al
   return on_failure(bytes, alignment);
 }
 
+// The slow path of an attempt the caller can do without (AllocateIfAvailable): the sample
+// and the clock count it as any allocation, but a failure neither relieves memory nor
+// counts as out of memory.
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlowIfAvailable(std::size_t bytes,
+                                                        std::size_t alignment) noexcept {
+  void* ptr = MaybeSample(bytes, alignment);
+  return ptr != nullptr ? ptr : AllocateChecked(bytes, alignment);
+}
+
 }  // namespace
 
 PageHeap& ProcessPageHeap() noexcept { return g_page_heap; }
@@ -882,7 +891,7 @@ MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateUnchecked(
 
 MEMARENA_ALLOCATION_ENTRY void* AllocateIfAvailable(std::size_t bytes,
                                                     std::size_t alignment) noexcept {
-  return AllocateChecked(bytes, alignment);
+  return AllocateFast<true, AllocateSlowIfAvailable>(bytes, alignment);
 }
 
 MEMARENA_FAST_PATH_ALIGNED void Free(void* ptr) noexcept { FreeFast<true>(ptr); }

@@ -2,13 +2,15 @@
 // grows from the process-wide pool (thread_cache_bytes), another thread gets only what the
 // pool has left, idle lists give back by their low-water mark, lists grow with the thread's
 // own churn (a class used now and then stays cached; a producer's and a consumer's lists
-// stay within a batch), and exits and flushes return every budget to the pool.
+// stay within a batch), allocations that may fail count on the scavenge's clock, and exits
+// and flushes return every budget to the pool.
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "host/heap.h"
@@ -143,6 +145,53 @@ TEST(ThreadCacheBudget, IdleListsShrinkByTheirLowWaterMark) {
     // gives back half each time.
     UseManyClasses();
     EXPECT_LE(CallingThreadCachedObjects(idle_cls) * 4, idle_before);
+    ExpectWithinBudget(CallingThreadCacheBudget());
+  });
+  worker.join();
+  ExpectPoolWhole();
+}
+
+// Fills this thread's list of 48 KiB blocks, then leaves it and allocates `churn_bytes`
+// through `allocate` from small classes only: 1,024 random slots of 16 B - 8 KiB, so the
+// small lists keep taking slow paths, where the scavenges run. Returns the 48 KiB list's
+// length before and after.
+template <typename AllocateFn>
+std::pair<std::size_t, std::size_t> LeaveABigListAndChurn(std::size_t churn_bytes,
+                                                          AllocateFn allocate) {
+  const std::size_t big_cls = ClassFor(48 << 10);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 32; ++i) blocks.push_back(Allocate(48 << 10, 0));
+  for (void* p : blocks) Free(p);
+  const std::size_t before = CallingThreadCachedObjects(big_cls);
+  std::vector<void*> slots(1024, nullptr);
+  std::uint64_t state = 0x2545f4914f6cdd1d;
+  auto next = [&state] {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return static_cast<std::uint32_t>(state >> 33);
+  };
+  for (std::size_t allocated = 0; allocated < churn_bytes;) {
+    void*& slot = slots[next() % slots.size()];
+    Free(slot);
+    const std::size_t size = std::size_t{16} << (next() % 9);  // 16 B .. 4 KiB
+    slot = allocate(size + next() % size);                      // .. 8 KiB
+    allocated += size;
+  }
+  for (void* p : slots) Free(p);
+  return {before, CallingThreadCachedObjects(big_cls)};
+}
+
+// realloc's headroom goes through AllocateIfAvailable: it counts on the scavenge's clock
+// (and the sampler's) like any allocation. It did not, and realloc_grow, whose moves are
+// nearly all of its allocations, never scavenged. 208 MiB of churn pass the 64 MiB clock
+// three times: the first scavenge finds the list's low-water mark at 0 (it was refilled
+// since the last one), the next two give back half of it each.
+TEST(ThreadCacheBudget, AllocationsThatMayFailCountOnTheScavengeClock) {
+  ExpectPoolWhole();
+  std::thread worker([] {
+    const auto [before, after] = LeaveABigListAndChurn(
+        208 * kMiB, [](std::size_t size) { return AllocateIfAvailable(size, 0); });
+    ASSERT_GE(before, 8u);
+    EXPECT_LE(after * 3, before) << before << " cached, " << after << " left";
     ExpectWithinBudget(CallingThreadCacheBudget());
   });
   worker.join();
