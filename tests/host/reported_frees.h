@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "host/heap.h"
+#include "host/host_api.h"
 #include "memarena/allocator.h"
 
 namespace memarena::host {
@@ -24,6 +25,17 @@ class ReportedFrees : public ::testing::Test {
     EXPECT_EQ(problem, nullptr) << problem;
   }
   std::uint64_t Reported() const { return InvalidFreeCount() - before_; }
+
+  // After a double free of a 64 B block: the next two 64 B allocations are distinct (the
+  // block was not handed out twice), and freeing them reports nothing beyond `reported`.
+  void ExpectTheNextTwoBlocksDistinct(std::uint64_t reported) {
+    void* a = Allocate(64, 0);
+    void* b = Allocate(64, 0);
+    EXPECT_NE(a, b) << "a doubly freed block was handed out twice";
+    Free(a);
+    Free(b);
+    EXPECT_EQ(Reported(), reported) << "a legitimate free of a reused block was reported";
+  }
 
  private:
   std::uint64_t before_ = 0;
