@@ -7,6 +7,7 @@
 # on it), the median peak RSS and the ratio of each median to the best of the four peers.
 #
 # Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD[:SCALE] ..."] [-o FILE]
+#                        [-i FILE] [-x LABEL=PATH ...]
 #   -b  build directory (default: build; configured here if it has no CMakeCache.txt)
 #   -r  repetitions per allocator and workload (default 5)
 #   -s  work scale passed to every workload (default: each workload's own, see
@@ -15,6 +16,9 @@
 #   -o  also write the raw measurements (workload allocator seconds rss_kib status cpu
 #       output_cksum scale) to FILE
 #   -i  print the table of such a FILE again, without running anything
+#   -x  LABEL=PATH: one more memarena build, column memarena@LABEL, rotated with the others
+#       (PATH: its libmemarena_malloc.so or its build directory; LABEL: letters, digits,
+#       . _ -; repeat -x for more). Ratios stay against the four peers only.
 # Every workload prints a checksum of its work; the table says when the allocators' outputs
 # differ (they must not: the same work under every allocator). When `startup` (one malloc,
 # one printf) is among the workloads, the table also gives each peak RSS minus that
@@ -32,7 +36,9 @@ workloads="startup larson larson_fixed churn prodcons realloc_grow mixed_heap te
   large_buffers factoring minimizer random_slots live_set_1t live_set_2t"
 raw_out=""
 raw_in=""
-while getopts "b:r:s:w:o:i:h" opt; do
+extra_names=()
+extra_libs=()
+while getopts "b:r:s:w:o:i:x:h" opt; do
   case $opt in
     b) build=$OPTARG ;;
     r) reps=$OPTARG ;;
@@ -40,7 +46,25 @@ while getopts "b:r:s:w:o:i:h" opt; do
     w) workloads=$OPTARG ;;
     o) raw_out=$OPTARG ;;
     i) raw_in=$OPTARG ;;
-    *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    x) label=${OPTARG%%=*}
+       path=${OPTARG#*=}
+       if [[ $OPTARG != *=* || ! $label =~ ^[A-Za-z0-9._-]+$ ]]; then
+         echo "compare.sh: -x '$OPTARG': expected LABEL=PATH, LABEL of letters, digits, . _ -" >&2
+         exit 2
+       fi
+       [ -d "$path" ] && path=$path/src/override/libmemarena_malloc.so
+       if [ ! -f "$path" ]; then
+         echo "compare.sh: -x $label: no library at '$path' (a libmemarena_malloc.so or the" \
+           "build directory holding src/override/libmemarena_malloc.so)" >&2
+         exit 2
+       fi
+       if [[ " ${extra_names[*]} " == *" memarena@$label "* ]]; then
+         echo "compare.sh: -x $label: the label is given twice; each build needs its own" >&2
+         exit 2
+       fi
+       extra_names+=("memarena@$label")
+       extra_libs+=("$(realpath "$path")") ;;
+    *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 
@@ -75,9 +99,11 @@ peers_present() {
     [ -n "$(find_lib libmimalloc.so.2 libmimalloc.so)" ]
 }
 
-names=(glibc jemalloc tcmalloc mimalloc memarena)
+names=(glibc jemalloc tcmalloc mimalloc memarena "${extra_names[@]}")
 if [ -n "$raw_in" ]; then
   raw=$raw_in
+  # The extra builds' columns (-x) of that run, in the order they first appear.
+  names=(glibc jemalloc tcmalloc mimalloc memarena $(awk '$2 ~ /^memarena@/ && !seen[$2]++ { print $2 }' "$raw"))
   reps=$(awk '$2 == "glibc" { n[$1]++ } END { m = 0; for (w in n) if (n[w] > m) m = n[w]; print m }' "$raw")
 else
   if ! peers_present; then
@@ -96,6 +122,7 @@ else
     "$(find_lib libtcmalloc_minimal.so.4)"
     "$(find_lib libmimalloc.so.2 libmimalloc.so)"
     "$(cd "$root" && realpath -m "$build")/src/override/libmemarena_malloc.so"
+    "${extra_libs[@]}"
   )
 
   if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -144,6 +171,7 @@ for w in $order; do
   scales="$scales $w:$(awk -v w="$w" '$1 == w { print ($8 == "" ? "?" : $8); exit }' "$raw")"
 done
 echo "scales:$scales"
+for ((k = 0; k < ${#extra_names[@]}; k++)); do echo "${extra_names[$k]}: ${extra_libs[$k]}"; done
 echo
 echo "| workload | allocator | wall s | CPU s | peak RSS MiB | RSS - start-up MiB | CPU / best peer | RSS / best peer | RSS - start-up / best peer |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -174,7 +202,8 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
         key = ws[w] SUBSEP as[a]
         wall[a] = median(secs[key]); t[a] = median(cpu[key]); r[a] = median(rss[key]) / 1024
         if (has_base[a]) h[a] = r[a] - base[a]
-        if (as[a] != "memarena" && !(key in failed)) {
+        # The best peer is one of the four peers: never memarena, nor an extra build (-x).
+        if (as[a] !~ /^memarena/ && !(key in failed)) {
           if (best_t < 0 || t[a] < best_t) best_t = t[a]
           if (best_r < 0 || r[a] < best_r) best_r = r[a]
           if (has_base[a] && (best_h == "" || h[a] < best_h)) best_h = h[a]
@@ -183,10 +212,10 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
       for (a = 1; a <= na; a++) {
         key = ws[w] SUBSEP as[a]
         note = (key in failed) ? " FAILED" : ""
-        if (as[a] == "memarena" && !(key in failed))
+        if (as[a] ~ /^memarena/ && !(key in failed))
           note = (t[a] <= best_t && r[a] <= 1.1 * best_r) ? " (meets the bar)" : " (misses the bar)"
         # The start-up bar is on RSS alone: the glibc peak + 0.5 MiB.
-        if (as[a] == "memarena" && ws[w] == "startup" && !(key in failed))
+        if (as[a] ~ /^memarena/ && ws[w] == "startup" && !(key in failed))
           note = (r[a] <= r[1] + 0.5) ? " (meets the bar)" : " (misses the bar)"
         heap = has_base[a] ? sprintf("%.1f", h[a]) : "-"
         # Below 1 MiB of heap the difference of two peaks is noise, not a ratio.

@@ -3,27 +3,51 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "memarena/stats.h"
 #include "platform/os.h"
 
 namespace memarena {
 
-std::string FormatBytes(std::size_t bytes) {
+namespace {
+
+// A limit: "unlimited" for 0, else its byte count.
+struct LimitCount {
+  std::size_t bytes;
+};
+
+}  // namespace
+}  // namespace memarena
+
+fmt::format_context::iterator fmt::formatter<memarena::common::ByteCount>::format(
+    memarena::common::ByteCount count, format_context& ctx) const {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
+  double value = static_cast<double>(count.bytes);
   int unit = 0;
   while (value >= 1024.0 && unit < 4) {
     value /= 1024.0;
     ++unit;
   }
-  if (unit == 0) return fmt::format("{} B", bytes);
-  return fmt::format("{:.2f} {}", value, kUnits[unit]);
+  if (unit == 0) return fmt::format_to(ctx.out(), "{} B", count.bytes);
+  return fmt::format_to(ctx.out(), "{:.2f} {}", value, kUnits[unit]);
 }
 
+template <>
+struct fmt::formatter<memarena::LimitCount> {
+  constexpr auto parse(format_parse_context& ctx) { return ctx.begin(); }
+  format_context::iterator format(memarena::LimitCount limit, format_context& ctx) const {
+    if (limit.bytes == 0) return fmt::format_to(ctx.out(), "unlimited");
+    return fmt::format_to(ctx.out(), "{}", memarena::common::ByteCount{limit.bytes});
+  }
+};
+
+namespace memarena {
+
+std::string FormatBytes(std::size_t bytes) { return fmt::format("{}", common::ByteCount{bytes}); }
+
 namespace {
-std::string LimitText(std::size_t limit) {
-  return limit == 0 ? std::string("unlimited") : FormatBytes(limit);
-}
+std::string LimitText(std::size_t limit) { return fmt::format("{}", LimitCount{limit}); }
 }  // namespace
 
 namespace {
@@ -93,17 +117,45 @@ std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name
 }
 
 namespace common {
+namespace {
+
+// The one format of both forms below; `limit` caps what is written (format_to_n's n).
+template <typename Out>
+fmt::format_to_n_result<Out> FormatOutOfMemoryMessage(
+    Out out, std::size_t limit, std::string_view allocator_name, std::size_t requested,
+    std::size_t alignment, const AllocatorStats& s, std::string_view reason,
+    std::string_view advice) {
+  return fmt::format_to_n(
+      out, limit,
+      "memarena: {} could not allocate {} (alignment {}): {}; in use {}, requested {}, held {}, "
+      "limit {}, releasable {}, largest free block {}, fragmentation {:.1f}%. {}",
+      allocator_name, ByteCount{requested}, alignment, reason, ByteCount{s.bytes_in_use},
+      ByteCount{s.bytes_requested}, ByteCount{s.bytes_held}, LimitCount{s.limit_bytes},
+      ByteCount{s.bytes_releasable}, ByteCount{s.largest_free_block}, s.fragmentation * 100.0,
+      advice);
+}
+
+}  // namespace
 
 std::string OutOfMemoryMessage(std::string_view allocator_name, std::size_t requested,
                                std::size_t alignment, const AllocatorStats& s,
                                std::string_view reason, std::string_view advice) {
-  return fmt::format(
-      "memarena: {} could not allocate {} (alignment {}): {}; in use {}, requested {}, held {}, "
-      "limit {}, releasable {}, largest free block {}, fragmentation {:.1f}%. {}",
-      allocator_name, FormatBytes(requested), alignment, reason, FormatBytes(s.bytes_in_use),
-      FormatBytes(s.bytes_requested), FormatBytes(s.bytes_held), LimitText(s.limit_bytes),
-      FormatBytes(s.bytes_releasable), FormatBytes(s.largest_free_block),
-      s.fragmentation * 100.0, advice);
+  std::string text;
+  FormatOutOfMemoryMessage(std::back_inserter(text), text.max_size(), allocator_name, requested,
+                           alignment, s, reason, advice);
+  return text;
+}
+
+std::string_view WriteOutOfMemoryMessage(std::span<char> out, std::string_view allocator_name,
+                                         std::size_t requested, std::size_t alignment,
+                                         const AllocatorStats& s, std::string_view reason,
+                                         std::string_view advice) noexcept {
+  if (out.empty()) return {};
+  const auto written = FormatOutOfMemoryMessage(out.data(), out.size() - 1, allocator_name,
+                                                requested, alignment, s, reason, advice);
+  const auto length = static_cast<std::size_t>(written.out - out.data());
+  out[length] = '\0';
+  return {out.data(), length};
 }
 
 }  // namespace common

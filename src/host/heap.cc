@@ -625,19 +625,30 @@ MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t align
   return ptr;
 }
 
-MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+// The slow path of an attempt the caller can do without (AllocateIfAvailable, realloc's
+// headroom), and the first try of every other: the sample and the clock count it as any
+// allocation, and a level it crosses fires at once; a failure neither relieves memory nor
+// counts as out of memory.
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlowIfAvailable(std::size_t bytes,
+                                                        std::size_t alignment) noexcept {
   if constexpr (kChecked) {
     if ((alignment & (alignment - 1)) != 0) HeapCorrupted("alignment is not a power of two");
   }
   watermarks::Check();  // re-arms levels that held fell below since the last check
   void* ptr = MaybeSample(bytes, alignment);
   if (ptr == nullptr) ptr = AllocateChecked(bytes, alignment);
-  if (ptr == nullptr) {
+  watermarks::Check();
+  return ptr;
+}
+
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
+  void* ptr = AllocateSlowIfAvailable(bytes, alignment);
+  if (ptr == nullptr) [[unlikely]] {
     Relieve();
     ptr = AllocateChecked(bytes, alignment);
     if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
+    watermarks::Check();
   }
-  watermarks::Check();
   return ptr;
 }
 
@@ -844,15 +855,6 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOr(std::size_t bytes, std::size_t al
   void* ptr = AllocateSlow(bytes, alignment);
   if (ptr != nullptr) [[likely]] return ptr;
   return on_failure(bytes, alignment);
-}
-
-// The slow path of an attempt the caller can do without (AllocateIfAvailable): the sample
-// and the clock count it as any allocation, but a failure neither relieves memory nor
-// counts as out of memory.
-MEMARENA_ALLOCATION_ENTRY void* AllocateSlowIfAvailable(std::size_t bytes,
-                                                        std::size_t alignment) noexcept {
-  void* ptr = MaybeSample(bytes, alignment);
-  return ptr != nullptr ? ptr : AllocateChecked(bytes, alignment);
 }
 
 }  // namespace

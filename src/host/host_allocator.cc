@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <new>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -18,26 +20,38 @@
 namespace memarena {
 namespace {
 
+constexpr std::string_view kHostName = "host";
+constexpr std::size_t kReasonBytes = 256;
+constexpr std::string_view kFailureAdvice =
+    "Raise the ceiling (MEMARENA_CONF=ceiling:SIZE, or memarena::SetCeiling), free memory, or "
+    "call memarena::ReleaseUnusedSpans(); other threads' caches keep what they claimed of "
+    "thread_cache_bytes (all caches together) until their next slow path.";
+
+// Why the heap refused, into `out` without the heap (operator new's diagnostic is built at
+// the ceiling, where a std::string may not fit).
+std::string_view WriteFailureReason(std::span<char> out, const AllocatorStats& stats) noexcept {
+  const auto written =
+      stats.limit_bytes != 0
+          ? fmt::format_to_n(out.data(), out.size(),
+                             "held bytes (in use, cached and free spans) would cross the ceiling "
+                             "of {} even after releasing free spans and flushing idle caches",
+                             common::ByteCount{stats.limit_bytes})
+          : fmt::format_to_n(out.data(), out.size(), "the OS refused to map more memory");
+  return {out.data(), static_cast<std::size_t>(written.out - out.data())};
+}
+
 class HostHeapAllocator final : public Allocator {
  public:
   void ResetPeakStats() override { host::ResetPeaks(); }
   std::size_t ReleaseUnusedSpans() override { return host::ReleaseUnused(); }
   AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
-  std::string_view name() const noexcept override { return "host"; }
+  std::string_view name() const noexcept override { return kHostName; }
 
   std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const override {
     const AllocatorStats stats = GetStats();
-    const std::string reason =
-        stats.limit_bytes != 0
-            ? fmt::format("held bytes (in use, cached and free spans) would cross the ceiling "
-                          "of {} even after releasing free spans and flushing idle caches",
-                          FormatBytes(stats.limit_bytes))
-            : std::string("the OS refused to map more memory");
-    return common::OutOfMemoryMessage(
-        name(), bytes, alignment, stats, reason,
-        "Raise the ceiling (MEMARENA_CONF=ceiling:SIZE, or memarena::SetCeiling), free memory, "
-        "or call memarena::ReleaseUnusedSpans(); other threads' caches keep what they claimed "
-        "of thread_cache_bytes (all caches together) until their next slow path.");
+    char reason[kReasonBytes];
+    return common::OutOfMemoryMessage(name(), bytes, alignment, stats,
+                                      WriteFailureReason(reason, stats), kFailureAdvice);
   }
 
  private:
@@ -71,6 +85,18 @@ void ApplyEnvironmentConfig() {
 }
 
 }  // namespace
+
+namespace host {
+
+std::string_view DescribeFailure(std::span<char> out, std::size_t bytes,
+                                 std::size_t alignment) noexcept {
+  const AllocatorStats stats = Stats();
+  char reason[kReasonBytes];
+  return common::WriteOutOfMemoryMessage(out, kHostName, bytes, alignment, stats,
+                                         WriteFailureReason(reason, stats), kFailureAdvice);
+}
+
+}  // namespace host
 
 Allocator& HostAllocator() {
   // Never destroyed: other static destructors may still free through it.

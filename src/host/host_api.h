@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
+#include <string_view>
 
 #include "memarena/config.h"
 
@@ -33,6 +35,12 @@ void* AllocateOrThrow(std::size_t bytes, std::size_t alignment,
 // failure it returns nullptr at once, without releasing memory and without counting an
 // out-of-memory event.
 void* AllocateIfAvailable(std::size_t bytes, std::size_t alignment) noexcept;
+
+// The diagnostic of a failed allocation (HostAllocator().DescribeFailure's text: requested,
+// in use, held, limit and the knob), written into `out` without the heap, which has just
+// failed: cut to fit and NUL-terminated. Operator new's exception carries it.
+std::string_view DescribeFailure(std::span<char> out, std::size_t bytes,
+                                 std::size_t alignment) noexcept;
 
 // Frees a block from Allocate. nullptr is a no-op. A double free, a pointer inside a
 // block and a pointer the heap never handed out are caught (small blocks on the fast path,

@@ -4,11 +4,10 @@
 #include "override/cxx_boundary.h"
 
 #include <atomic>
-#include <string>
 #include <typeinfo>
 
+#include "host/host_api.h"
 #include "memarena/errors.h"
-#include "memarena/host.h"
 #include "platform/os.h"
 
 namespace memarena::dropin {
@@ -33,31 +32,36 @@ using NothrowNewFn = void* (*)(std::size_t, const std::nothrow_t&) noexcept;
 using AlignedNothrowNewFn = void* (*)(std::size_t, std::align_val_t,
                                       const std::nothrow_t&) noexcept;
 
-// The host allocator's diagnostic, or, when building it fails too (it allocates, and the
-// heap just said no), the text of a plain std::bad_alloc, short enough to need no heap.
-std::string FailureText(std::size_t bytes, std::size_t alignment) noexcept {
-  try {
-    return HostAllocator().DescribeFailure(bytes, alignment);
-  } catch (...) {
-    return "std::bad_alloc";
+// memarena::OutOfMemory with the host allocator's diagnostic inside the object: it is
+// built where the heap just failed, so neither the text nor the exception may need it
+// (libstdc++ serves the object itself from its emergency pool when malloc fails). Caught as
+// memarena::OutOfMemory or std::bad_alloc like any other.
+class HeapOutOfMemory final : public OutOfMemory {
+ public:
+  HeapOutOfMemory(std::size_t bytes, std::size_t alignment) noexcept : OutOfMemory({}) {
+    host::DescribeFailure(text_, bytes, alignment);
   }
-}
+  const char* what() const noexcept override { return text_; }
+
+ private:
+  char text_[1024];  // the diagnostic is about 650 characters
+};
 
 // Out of line so that ThrowOutOfMemory holds no temporary to destroy: its frame must have
 // no cleanup for the program's unwinder to run.
 [[gnu::noinline]] void ConstructOutOfMemory(void* object, std::size_t bytes,
                                             std::size_t alignment) noexcept {
-  new (object) OutOfMemory(FailureText(bytes, alignment));
+  new (object) HeapOutOfMemory(bytes, alignment);
 }
 
 void DestroyOutOfMemory(void* object) noexcept {
-  static_cast<OutOfMemory*>(object)->~OutOfMemory();
+  static_cast<HeapOutOfMemory*>(object)->~HeapOutOfMemory();
 }
 
 // This library's own runtime: the static link form, the tests, or a program whose runtime
 // cannot be found (one linked with -static-libstdc++ exports none of it).
 [[noreturn, gnu::noinline]] void ThrowWithOwnRuntime(std::size_t bytes, std::size_t alignment) {
-  throw OutOfMemory(FailureText(bytes, alignment));
+  throw HeapOutOfMemory(bytes, alignment);
 }
 
 }  // namespace
@@ -79,9 +83,9 @@ void ThrowOutOfMemory(std::size_t bytes, std::size_t alignment) {
     if (allocate != nullptr && raise != nullptr) {
       // The program's runtime allocates, counts and frees the exception; the type_info and
       // the destructor are this library's (a catch matches a type by its name).
-      void* object = allocate(sizeof(OutOfMemory));
+      void* object = allocate(sizeof(HeapOutOfMemory));
       ConstructOutOfMemory(object, bytes, alignment);
-      raise(object, const_cast<std::type_info*>(&typeid(OutOfMemory)), &DestroyOutOfMemory);
+      raise(object, const_cast<std::type_info*>(&typeid(HeapOutOfMemory)), &DestroyOutOfMemory);
       __builtin_unreachable();
     }
   }

@@ -6,6 +6,7 @@
 
 #include "common/memarena_conf.h"
 #include "memarena/memarena.h"
+#include "override/dropin.h"
 #include "observability/watermark_scenarios.h"
 
 namespace {
@@ -66,6 +67,33 @@ TEST_F(WatermarksTest, OneCallbackPerLevelInOrderOnTheWayUp) {
 
 TEST_F(WatermarksTest, NoneOnTheWayDownAndAgainOnlyAfterHysteresis) {
   memarena::testing::ExpectRefiringOnlyAfterTheHysteresis(*this);
+}
+
+// realloc's headroom allocation (host::AllocateIfAvailable) takes the slow path's watermark
+// check too: a level crossed only by it fires before realloc returns, not at the next
+// ordinary allocation. The old blocks are of a small class, so their frees check nothing.
+TEST_F(WatermarksTest, ALevelCrossedByReallocsHeadroomFiresAtOnce) {
+  constexpr std::size_t kSmall = 128 << 10;  // a size class: freed on the fast path
+  constexpr std::size_t kGrown = 150 << 10;  // below the 192 KiB realloc asks for, a large block
+  std::vector<void*> small;
+  for (int i = 0; i < 64; ++i) small.push_back(memarena::dropin::Malloc(kSmall));
+  const auto held = [] { return memarena::HostAllocator().GetStats().bytes_held; };
+  const std::size_t level = kCeiling / 2;
+  GrowTo((static_cast<double>(level) - 2.0 * kMiB) / static_cast<double>(kCeiling));
+  ASSERT_TRUE(levels_.empty()) << "the growth to just below the level crossed it";
+  std::size_t held_before = 0;
+  std::size_t held_after = held();
+  for (void*& block : small) {
+    if (held_after >= level) break;
+    held_before = held_after;
+    block = memarena::dropin::Realloc(block, kGrown);
+    held_after = held();
+  }
+  for (void* block : small) memarena::dropin::Free(block);
+  ASSERT_LT(held_before, level);
+  ASSERT_GE(held_after, level) << "the reallocs never reached the level";
+  EXPECT_EQ(levels_, (std::vector<double>{0.50}))
+      << "held went from " << held_before << " to " << held_after << " B in one realloc";
 }
 
 TEST(WatermarksConfig, BadLevelsAreRefusedWithTheAllowedForm) {

@@ -535,6 +535,92 @@ TEST(DropinSymbols, ChildCanAllocateAfterForkWhileOtherThreadsAllocate) {
   EXPECT_EQ(failures, 0) << "children that deadlocked or failed to allocate";
 }
 
+// Allocates the largest blocks that still fit, then smaller and smaller ones down to the
+// smallest class, until the heap has no room left for any size: every class's cached
+// objects and every free page are taken. Keeps the first (largest) block's size.
+bool FillTheHeapToItsCeiling(std::vector<void*>& blocks, std::size_t& largest) {
+  largest = 0;
+  // Steps of 1/16 above 2 KiB hit every class (8 per doubling); below, every multiple of 16.
+  for (std::size_t size = 64 * kMiB; size >= 16;
+       size = size > 2048 ? size - size / 16 : (size - 1) / 16 * 16) {
+    while (void* p = F().malloc(size)) {
+      if (blocks.size() == blocks.capacity()) return false;  // would allocate: give up
+      if (largest == 0) largest = size;
+      blocks.push_back(p);
+    }
+  }
+  return true;
+}
+
+void* g_reserve = nullptr;
+int g_freeing_handler_calls = 0;
+void HandlerThatFreesTheReserve() {
+  ++g_freeing_handler_calls;
+  F().free(g_reserve);
+  g_reserve = nullptr;
+  std::set_new_handler(nullptr);
+}
+
+// What a child at a full ceiling found; 0 when everything held.
+enum FullCeilingResult : int {
+  kAllHeld = 0,
+  kCouldNotFill = 10,
+  kNewDidNotThrow,
+  kWhatLacksTheKnob,
+  kNothrowNotNull,
+  kHandlerNotHonoured,
+};
+
+FullCeilingResult NewAtAFullCeiling() {
+  std::vector<void*> blocks;
+  blocks.reserve(std::size_t{1} << 18);
+  if (F().set_ceiling(Stats().bytes_held + 32 * kMiB) != 1) return kCouldNotFill;
+  std::size_t largest = 0;
+  if (!FillTheHeapToItsCeiling(blocks, largest) || largest == 0) return kCouldNotFill;
+  // The diagnostic names the knob; building it and the exception object must need no heap
+  // (libstdc++'s emergency pool serves the object when malloc fails).
+  for (std::size_t size : {8 * kMiB, std::size_t{640}, std::size_t{16}}) {
+    bool threw = false;
+    try {
+      F().new_object(size, 0, false);
+    } catch (const std::bad_alloc& e) {
+      threw = true;
+      if (std::strstr(e.what(), "MEMARENA_CONF=ceiling:SIZE") == nullptr) return kWhatLacksTheKnob;
+    }
+    if (!threw) return kNewDidNotThrow;
+    if (F().new_nothrow(size, 0, false) != nullptr) return kNothrowNotNull;
+  }
+  // The program's new_handler runs before the failure: it frees the largest block, and the
+  // retry then fits.
+  g_reserve = blocks.front();
+  std::set_new_handler(&HandlerThatFreesTheReserve);
+  void* retried = nullptr;
+  try {
+    retried = F().new_object(largest, 0, false);
+  } catch (const std::bad_alloc&) {
+  }
+  std::set_new_handler(nullptr);
+  if (retried == nullptr || g_freeing_handler_calls != 1) return kHandlerNotHonoured;
+  return kAllHeld;
+}
+
+// At a ceiling with no room at all for any size, operator new still throws a bad_alloc that
+// explains itself, nothrow new returns null and the new_handler is honoured; the process is
+// not terminated. In a child, so the parent's heap keeps no ceiling and no filled blocks.
+TEST(DropinSymbols, NewAtACeilingWithNoRoomLeftThrowsTheDiagnostic) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(NewAtAFullCeiling());
+  const int status = WaitWithTimeout(pid);
+  EXPECT_NE(status, kCouldNotFill) << "the heap could not be filled to its ceiling";
+  EXPECT_NE(status, kNewDidNotThrow) << "operator new found room: the heap was not full";
+  EXPECT_NE(status, kWhatLacksTheKnob) << "what() does not name MEMARENA_CONF=ceiling:SIZE";
+  EXPECT_NE(status, kNothrowNotNull) << "nothrow new did not return nullptr";
+  EXPECT_NE(status, kHandlerNotHonoured) << "the new_handler's freed memory was not retried";
+  EXPECT_EQ(status, 0) << "the child ended with status " << status
+                       << " (128 + signal when killed: 134 is SIGABRT, std::terminate)";
+}
+
 #if !defined(MEMARENA_TEST_INLINE)
 // The exported names bind to memarena, not glibc: each symbol lives in the same object (the
 // test executable or libmemarena_malloc.so) as the C API.
