@@ -64,9 +64,10 @@ constexpr std::uint8_t kOverflowed = 2;
 // of growing buffers frees a steady stream into every class it passes: the lists grew as it
 // passed and each ran empty within every scavenge period, so nothing was ever given back
 // (realloc_grow: 17 MiB cached at its 62.8 MiB peak, 13 MiB in classes of 36 KiB and up;
-// 49.2 MiB from 16 KiB up, 50.7 from 32 KiB up, 48.2 from 8 KiB up at 8 % more CPU). At
-// these sizes the copy that came before costs far more than the central list's lock.
-constexpr std::size_t kMovedUncachedSize = std::size_t{16} << 10;
+// 48.2 MiB from 8 KiB up, 49.2 from 16 KiB up, 50.7 from 32 KiB up, 48.4 from 4 KiB up, all
+// at level CPU). At these sizes the copy that came before costs far more than the central
+// list's lock.
+constexpr std::size_t kMovedUncachedSize = std::size_t{8} << 10;
 
 // Translation-unit copies of the class tables: internal linkage lets the fast path address
 // them RIP-relative instead of through the GOT (the library is position-independent).

@@ -48,7 +48,7 @@ void Free(void* ptr) noexcept;
 void FreeSized(void* ptr, std::size_t bytes) noexcept;
 
 // Free of a block that realloc moved away from; `usable` is its UsableSize. Checked as
-// Free; a block of 16 KiB and up then goes on to its span instead of staying in the
+// Free; a block of 8 KiB and up then goes on to its span instead of staying in the
 // thread cache (heap.cc kMovedUncachedSize says why).
 void FreeMoved(void* ptr, std::size_t usable) noexcept;
 

@@ -276,11 +276,11 @@ TEST(ThreadCacheBudget, AProducerAndAConsumerKeepAtMostABatchPerClass) {
 
 // realloc_grow's shape on the heap directly: 64 buffers at once, each grown by realloc's
 // moves (50 % headroom through AllocateIfAvailable, the old block freed by `free_moved`)
-// from 16-64 KiB up to 256 KiB, then started again. Returns the most bytes the thread
-// cached at once in the classes of 16 KiB and up.
+// from 8-32 KiB up to 256 KiB, then started again. Returns the most bytes the thread
+// cached at once in the classes of 8 KiB and up.
 template <typename FreeMovedFn>
 std::size_t MostCachedWhileACohortGrows(FreeMovedFn free_moved) {
-  constexpr std::size_t kFrom = 16 << 10;
+  constexpr std::size_t kFrom = 8 << 10;
   struct Buffer {
     void* block = nullptr;
     std::size_t usable = 0;
@@ -319,26 +319,26 @@ std::size_t MostCachedWhileACohortGrows(FreeMovedFn free_moved) {
   return most;
 }
 
-// A realloc that moves a block of 16 KiB and up frees it to its span (FreeMoved): the
-// cohort's lists then hold no more than a refill leaves, at most one object of each of the
-// 32 classes from 16 KiB up (batch 2-4, one handed out), where through Free they grew as
+// A realloc that moves a block of 8 KiB and up frees it to its span (FreeMoved): the
+// cohort's lists then hold no more than a refill leaves, at most a batch less one object of
+// each class from 8 KiB up (batch 2-8, one handed out), where through Free they grew as
 // the cohort passed and never ran above their low-water mark at a scavenge (62.8 MiB peak
 // RSS in realloc_grow, 17 MiB of it cached).
 TEST(ThreadCacheBudget, BigBlocksReallocMovedAwayFromAreNotCached) {
   ExpectPoolWhole();
-  std::size_t one_each = 0;
-  for (std::size_t cls = ClassFor(16 << 10); cls <= kNumClasses; ++cls) {
-    one_each += std::size_t{ClassInfo(cls).batch - 1} * ClassSize(cls);
+  std::size_t refill_leftovers = 0;
+  for (std::size_t cls = ClassFor(8 << 10); cls <= kNumClasses; ++cls) {
+    refill_leftovers += std::size_t{ClassInfo(cls).batch - 1} * ClassSize(cls);
   }
   std::thread through_free([&] {
     const std::size_t most = MostCachedWhileACohortGrows([](void* p, std::size_t) { Free(p); });
-    ASSERT_GT(most, 2 * one_each) << "the cohort must grow the lists when they cache it";
+    ASSERT_GT(most, 2 * refill_leftovers) << "the cohort must grow the lists when they cache it";
     ExpectWithinBudget(CallingThreadCacheBudget());
   });
   through_free.join();
   ExpectPoolWhole();
   std::thread through_free_moved([&] {
-    EXPECT_LE(MostCachedWhileACohortGrows(FreeMoved), one_each);
+    EXPECT_LE(MostCachedWhileACohortGrows(FreeMoved), refill_leftovers);
     ExpectWithinBudget(CallingThreadCacheBudget());
   });
   through_free_moved.join();
