@@ -59,6 +59,16 @@ constexpr std::uint8_t kMaxOverages = 3;
 constexpr std::uint8_t kRanEmpty = 1;
 constexpr std::uint8_t kOverflowed = 2;
 
+// realloc's moves free blocks of this size and up to their spans, not to the thread cache
+// (FreeMoved). A buffer realloc grows never comes back for the class it left, and a cohort
+// of growing buffers frees a steady stream into every class it passes: the lists grew as it
+// passed and each ran empty within every scavenge period, so nothing was ever given back
+// (realloc_grow: 17 MiB cached at its 62.8 MiB peak, 13 MiB in classes of 36 KiB and up;
+// 48.2 MiB from 8 KiB up, 49.2 from 16 KiB up, 50.7 from 32 KiB up, 48.4 from 4 KiB up, all
+// at level CPU). At these sizes the copy that came before costs far more than the central
+// list's lock.
+constexpr std::size_t kMovedUncachedSize = std::size_t{8} << 10;
+
 // Translation-unit copies of the class tables: internal linkage lets the fast path address
 // them RIP-relative instead of through the GOT (the library is position-independent).
 constexpr auto kSmallClass = detail::kSmallTable;
@@ -900,6 +910,17 @@ MEMARENA_FAST_PATH_ALIGNED void Free(void* ptr) noexcept { FreeFast<true>(ptr); 
 
 MEMARENA_FAST_PATH_ALIGNED void FreeSized(void* ptr, std::size_t bytes) noexcept {
   FreeSizedFast(ptr, bytes);
+}
+
+void FreeMoved(void* ptr, std::size_t usable) noexcept {
+  Free(ptr);
+  if (usable < kMovedUncachedSize || usable > kMaxSmallSize) return;
+  ThreadCache* tc = OwnCache();
+  if (tc == nullptr) return;
+  // Free pushed the block on its list unless the push overflowed (a batch went back, maybe
+  // with it) or honoured a flush: it is then the list's head, and only then is given back.
+  const std::size_t cls = ClassFor(usable);
+  if (tc->lists[cls].head == ptr) ReleaseFromList(tc, cls, 1, BatchTo::kSpans);
 }
 
 MEMARENA_FAST_PATH_ALIGNED void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }

@@ -55,6 +55,11 @@ void Free(void* ptr) noexcept;
 // by Free, as if no size had been given.
 void FreeSized(void* ptr, std::size_t bytes) noexcept;
 
+// Free of a block that realloc moved away from; `usable` is its UsableSize. Checked as
+// Free; a block of 8 KiB and up then goes on to its span instead of staying in the
+// thread cache (heap.cc kMovedUncachedSize says why).
+void FreeMoved(void* ptr, std::size_t usable) noexcept;
+
 // Allocate and Free without the misuse checks on their fast paths (no freed mark, no
 // object-start test): for host_bench only, which prices the checks against them in one
 // run. A double or interior free through FreeUnchecked corrupts the heap silently.

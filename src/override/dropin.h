@@ -79,6 +79,7 @@ inline void* Calloc(std::size_t count, std::size_t size) noexcept {
 // (when the request is smaller than that), so a buffer grown by small steps is copied
 // O(log n) times instead of at every size class or page: bench/workloads/realloc_grow runs
 // 7x faster than with exact sizes. Headroom that is never touched costs address space only.
+// The block moved away from is not kept in the thread cache when it is big (FreeMoved).
 inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
   if (ptr == nullptr) return Malloc(bytes);
   if (bytes == 0) {
@@ -112,7 +113,7 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
     TraceFree(ptr);
     TraceAllocate(fresh, bytes);
   }
-  host::Free(ptr);
+  host::FreeMoved(ptr, usable);
   return fresh;
 }
 
