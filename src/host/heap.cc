@@ -808,16 +808,18 @@ inline void* AllocateFast(std::size_t bytes, std::size_t alignment, SlowArgs... 
     ThreadCache* tc = t_cache;  // g_no_cache's lists are empty: no null test
     ThreadCache::List& list = tc->lists[cls];
     void* object = list.head;
-    // The sampler's whole fast-path cost: one subtraction and a sign test.
-    const std::int64_t sample_left = tc->sample_left - static_cast<std::int64_t>(bytes);
-    if (object != nullptr && sample_left >= 0) [[likely]] {
-      tc->sample_left = sample_left;
-      if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
-      list.head = NextObject(object);
-      if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
-      AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
-      AddOwned<std::uint64_t>(list.allocs, 1);
-      return object;
+    if (object != nullptr) [[likely]] {
+      // The sampler's whole fast-path cost: a subtraction in memory and a sign test.
+      tc->sample_left -= static_cast<std::int64_t>(bytes);
+      if (tc->sample_left >= 0) [[likely]] {
+        if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
+        list.head = NextObject(object);
+        if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
+        AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
+        AddOwned<std::uint64_t>(list.allocs, 1);
+        return object;
+      }
+      tc->sample_left += static_cast<std::int64_t>(bytes);  // the slow path counts it
     }
   }
   return kSlow(bytes, alignment, slow_args...);
@@ -835,8 +837,12 @@ inline void FreeFast(void* ptr) noexcept {
   const std::uint64_t entry = page.entry;
   const std::size_t cls = entry & Pagemap::kClassMask;
   if constexpr (kChecked) {
+    ThreadCache::List* list = &t_cache->lists[cls];
+    // g++ otherwise computes the list's address twice (once for its atomic length): 3
+    // instructions of the free's 40; the empty asm makes it one value.
+    asm("" : "+r"(list));
     if (MayFree(ptr, entry, page.freed_mark, page.start_test) &&
-        MarkAndPushIfRoom(t_cache->lists[cls], cls, ptr, page.freed_mark)) [[likely]] {
+        MarkAndPushIfRoom(*list, cls, ptr, page.freed_mark)) [[likely]] {
       return;
     }
   } else if (ThreadCache* tc = t_own_cache; cls != 0 && tc != nullptr) [[likely]] {
