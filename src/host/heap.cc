@@ -809,7 +809,7 @@ inline void* AllocateFast(std::size_t bytes, std::size_t alignment, SlowArgs... 
     ThreadCache::List& list = tc->lists[cls];
     void* object = list.head;
     if (object != nullptr) [[likely]] {
-      // The sampler's whole fast-path cost: a subtraction in memory and a sign test.
+      // The sampler's whole fast-path cost: one subtraction and a sign test.
       tc->sample_left -= static_cast<std::int64_t>(bytes);
       if (tc->sample_left >= 0) [[likely]] {
         if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);

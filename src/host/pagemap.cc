@@ -26,7 +26,8 @@ void Pagemap::Set(std::uintptr_t page, std::size_t count, Span* span,
   const ObjectStartTest test = detail::kObjectStartTests[size_class];
   for (std::size_t i = 0; i < count; ++i) {
     const std::uintptr_t p = page + i;
-    Slot& slot = root_[p >> kLeafBits].load(std::memory_order_relaxed)->slot[p & (kLeafLength - 1)];
+    Leaf* leaf = root_[p >> kLeafBits].load(std::memory_order_relaxed);
+    Slot& slot = leaf->slot[p & (kLeafLength - 1)];
     __atomic_store_n(&slot.span, span, __ATOMIC_RELAXED);
     __atomic_store_n(&slot.start_test.multiplier, test.multiplier, __ATOMIC_RELAXED);
     __atomic_store_n(&slot.start_test.bound, test.bound, __ATOMIC_RELAXED);
