@@ -118,14 +118,14 @@ constinit std::atomic<std::uint64_t> g_ooms{0};
 constinit std::atomic<int> g_hooks_state{0};
 
 // What a thread without a cache (not made yet, or exited) finds in t_cache: every list
-// empty, every bound 0 and every object-start test failing, so the fast paths need no
-// null test: an allocation finds no object and a checked free fails the start test, and
-// both go to their slow paths. Nothing ever writes it.
+// empty and every bound 0, so the fast paths need no null test: an allocation finds no
+// object and a checked free finds its list full, and both go to their slow paths. Nothing
+// ever writes it.
 constinit ThreadCache g_no_cache;  // all zero (.bss): never resident, it is only read
 thread_local ThreadCache* t_cache __attribute__((tls_model("initial-exec"))) = &g_no_cache;
 // The same cache, nullptr when the thread has none: for the slow paths, and for the
-// unchecked free, which has no start test to fail on g_no_cache and so keeps the one-uop
-// null test it had (host_bench prices the checks against it).
+// unchecked free, which keeps the one-uop null test it had instead of the checked free's
+// bound test before its push (host_bench prices the checks against it).
 thread_local ThreadCache* t_own_cache __attribute__((tls_model("initial-exec"))) = nullptr;
 
 ThreadCache* OwnCache() noexcept { return t_own_cache; }
@@ -240,14 +240,14 @@ void FlushAll(ThreadCache* tc) noexcept {
 std::int64_t LowWater(const ThreadCache* tc, std::size_t cls) noexcept {
   const std::int64_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
   const std::int64_t low = tc->low_water_base[cls] -
-                           static_cast<std::int64_t>(tc->allocs[cls].load(std::memory_order_relaxed)) +
+                           static_cast<std::int64_t>(tc->lists[cls].allocs.load(std::memory_order_relaxed)) +
                            tc->net_out[cls].load(std::memory_order_relaxed);
   return std::min(low, length);
 }
 
 void StartLowWater(ThreadCache* tc, std::size_t cls) noexcept {
   tc->low_water_base[cls] = tc->lists[cls].length.load(std::memory_order_relaxed) +
-                            static_cast<std::int64_t>(tc->allocs[cls].load(std::memory_order_relaxed)) -
+                            static_cast<std::int64_t>(tc->lists[cls].allocs.load(std::memory_order_relaxed)) -
                             tc->net_out[cls].load(std::memory_order_relaxed);
 }
 
@@ -413,7 +413,7 @@ void ThreadExitHook(void* arg) {
         tc->sampled_requested_moved.load(std::memory_order_relaxed), std::memory_order_relaxed);
     // Only touched classes have counts: two locked adds per class used, not per class.
     ForEachTouchedClass(tc, [tc](std::size_t cls) {
-      g_registry.allocs[cls].fetch_add(tc->allocs[cls].load(std::memory_order_relaxed),
+      g_registry.allocs[cls].fetch_add(tc->lists[cls].allocs.load(std::memory_order_relaxed),
                                        std::memory_order_relaxed);
       g_registry.net_out[cls].fetch_add(tc->net_out[cls].load(std::memory_order_relaxed),
                                         std::memory_order_relaxed);
@@ -437,9 +437,6 @@ void ThreadExitHook(void* arg) {
 ThreadCache* CreateThreadCache() noexcept {
   ThreadCache* tc = g_cache_pool.New();
   if (tc == nullptr) return nullptr;
-  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    tc->lists[cls].start_test = detail::kObjectStartTests[cls];
-  }
   tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
   tc->sample_epoch = sampler::Epoch();
   DrawSampleInterval(tc);
@@ -516,7 +513,7 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     }
     // The list was empty: its low-water mark since the last scavenge is 0.
     tc->low_water_base[cls] =
-        static_cast<std::int64_t>(tc->allocs[cls].load(std::memory_order_relaxed)) -
+        static_cast<std::int64_t>(tc->lists[cls].allocs.load(std::memory_order_relaxed)) -
         tc->net_out[cls].load(std::memory_order_relaxed);
   }
   void* object = list.head;
@@ -524,7 +521,7 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
   list.head = NextObject(object);
   MarkWord(object) = 0;
   AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
-  AddOwned<std::uint64_t>(tc->allocs[cls], 1);
+  AddOwned<std::uint64_t>(list.allocs, 1);
   Fold(tc, cls);
   return object;
 }
@@ -746,6 +743,22 @@ inline void MarkFree(void* ptr, std::uintptr_t mark, std::size_t cls) noexcept {
   }
 }
 
+// The checked free's push, for Free and FreeSized: a small object that passed MayFree is
+// marked free and pushed on `list`, this thread's list of its class, when the list has room.
+// False, with nothing done, when it has none: a full list (FreeOverflow's case) or a thread
+// without a cache (g_no_cache's bounds are 0) goes to FreeSlow. The bound is tested before
+// anything is written so that FreeSlow can check the object again as it was.
+inline bool MarkAndPushIfRoom(ThreadCache::List& list, std::size_t cls, void* ptr,
+                              std::uintptr_t mark) noexcept {
+  const std::uint32_t length = list.length.load(std::memory_order_relaxed) + 1;
+  if (length > list.max_length) [[unlikely]] return false;
+  MarkFree(ptr, mark, cls);
+  NextObject(ptr) = list.head;
+  list.head = ptr;
+  list.length.store(length, std::memory_order_relaxed);
+  return true;
+}
+
 // Pushes a freed small object on `list`, this thread's list of its class.
 inline void PushFree(ThreadCache* tc, ThreadCache::List& list, std::size_t cls,
                      void* ptr) noexcept {
@@ -795,24 +808,28 @@ inline void* AllocateFast(std::size_t bytes, std::size_t alignment, SlowArgs... 
     ThreadCache* tc = t_cache;  // g_no_cache's lists are empty: no null test
     ThreadCache::List& list = tc->lists[cls];
     void* object = list.head;
-    // The sampler's whole fast-path cost: one subtraction and a sign test.
-    const std::int64_t sample_left = tc->sample_left - static_cast<std::int64_t>(bytes);
-    if (object != nullptr && sample_left >= 0) [[likely]] {
-      tc->sample_left = sample_left;
-      if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
-      list.head = NextObject(object);
-      if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
-      AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
-      AddOwned<std::uint64_t>(tc->allocs[cls], 1);
-      return object;
+    if (object != nullptr) [[likely]] {
+      // The sampler's whole fast-path cost: one subtraction and a sign test.
+      tc->sample_left -= static_cast<std::int64_t>(bytes);
+      if (tc->sample_left >= 0) [[likely]] {
+        if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
+        list.head = NextObject(object);
+        if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
+        AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
+        AddOwned<std::uint64_t>(list.allocs, 1);
+        return object;
+      }
+      tc->sample_left += static_cast<std::int64_t>(bytes);  // the slow path counts it
     }
   }
   return kSlow(bytes, alignment, slow_args...);
 }
 
 // Checked, the class test and the cache test are left to the checks: a page of class 0
-// (large, free, foreign) fails the object-start test, which sends large frees to FreeSlow
-// too, and so does every pointer on a thread without a cache (g_no_cache's tests fail).
+// (large, free, foreign) fails the object-start test (its slot's test is all zero), which
+// sends large frees to FreeSlow too, and every pointer on a thread without a cache finds
+// g_no_cache's list full. The test's constants come with the entry, so only the push waits
+// on the list's line (a third dependent load, after the pagemap's two).
 template <bool kChecked>
 inline void FreeFast(void* ptr) noexcept {
   if (ptr == nullptr) return;
@@ -820,11 +837,12 @@ inline void FreeFast(void* ptr) noexcept {
   const std::uint64_t entry = page.entry;
   const std::size_t cls = entry & Pagemap::kClassMask;
   if constexpr (kChecked) {
-    ThreadCache* tc = t_cache;
-    const std::uintptr_t mark = page.freed_mark;
-    if (MayFree(ptr, entry, mark, tc->lists[cls].start_test)) [[likely]] {
-      MarkFree(ptr, mark, cls);
-      PushFree(tc, cls, ptr);
+    ThreadCache::List* list = &t_cache->lists[cls];
+    // g++ otherwise computes the list's address twice (once for its atomic length): 3
+    // instructions of the free's 40; the empty asm makes it one value.
+    asm("" : "+r"(list));
+    if (MayFree(ptr, entry, page.freed_mark, page.start_test) &&
+        MarkAndPushIfRoom(*list, cls, ptr, page.freed_mark)) [[likely]] {
       return;
     }
   } else if (ThreadCache* tc = t_own_cache; cls != 0 && tc != nullptr) [[likely]] {
@@ -849,9 +867,8 @@ inline void FreeSizedFast(void* ptr, std::size_t bytes) noexcept {
     asm("" : "+r"(list));
     const Pagemap::Lookup page = g_pagemap.Find(ptr);  // no leaf (nullptr too): entry 0
     if ((page.entry & Pagemap::kClassMask) == cls &&
-        MayFree(ptr, page.entry, page.freed_mark, list->start_test)) [[likely]] {
-      MarkFree(ptr, page.freed_mark, cls);
-      PushFree(tc, *list, cls, ptr);
+        MayFree(ptr, page.entry, page.freed_mark, page.start_test) &&
+        MarkAndPushIfRoom(*list, cls, ptr, page.freed_mark)) [[likely]] {
       return;
     }
   }
@@ -1057,7 +1074,7 @@ void FoldClassCounters(ClassCounters& out) noexcept {
     out.sampled_requested_moved += tc->sampled_requested_moved.load(std::memory_order_relaxed);
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
-      out.allocs[cls] += tc->allocs[cls].load(std::memory_order_relaxed);
+      out.allocs[cls] += tc->lists[cls].allocs.load(std::memory_order_relaxed);
       out.live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
       out.cached += std::size_t{length} * kSizes[cls];
       if (length != 0) {

@@ -1,6 +1,7 @@
 // Pagemap: a 2-level radix tree over 48-bit addresses mapping each heap page to its Span and
-// its entry (size class and object-start term of a small span), so Free finds a pointer's
-// class, and whether it points at an object's start, with two dependent loads and no lock.
+// its entry (size class and object-start term of a small span, with the class's start-test
+// constants beside it), so Free finds a pointer's class, and whether it points at an
+// object's start, with two dependent loads and no lock.
 #pragma once
 
 #include <atomic>
@@ -21,8 +22,7 @@ class Pagemap {
   static constexpr std::size_t kLeafLength = std::size_t{1} << kLeafBits;
   static constexpr std::size_t kRootLength = std::size_t{1} << kRootBits;
 
-  static constexpr std::size_t kLeafBytes =
-      kLeafLength * (sizeof(Span*) + sizeof(std::uint64_t));  // address space of one leaf
+  static constexpr std::size_t kLeafBytes = kLeafLength * 32;  // address space of one leaf
 
   constexpr Pagemap() = default;
   Pagemap(const Pagemap&) = delete;
@@ -36,7 +36,7 @@ class Pagemap {
   Span* Get(std::uintptr_t page) const noexcept {
     const Leaf* leaf = LeafOf(page);
     if (leaf == nullptr) return nullptr;
-    return __atomic_load_n(&leaf->span[page & (kLeafLength - 1)], __ATOMIC_RELAXED);
+    return __atomic_load_n(&leaf->slot[page & (kLeafLength - 1)].span, __ATOMIC_RELAXED);
   }
 
   // The entry of the page holding `ptr`: for a page of a small span, its size class in the
@@ -45,17 +45,27 @@ class Pagemap {
   static constexpr unsigned kClassMask = kEntryClassMask;
   std::uint64_t EntryOf(const void* ptr) const noexcept { return Find(ptr).entry; }
 
-  // EntryOf, with the freed mark of a small object on that page (invalid_free.h): the
-  // address of the leaf that holds the entry, which the lookup has in a register anyway.
+  // EntryOf, with the start test of the entry's class and the freed mark of a small object
+  // on that page (invalid_free.h): the test's constants share the entry's line, so the free
+  // path's check waits on this one lookup and not on the thread cache's list line as well
+  // (which it needs only for the push); the mark is the address of the leaf that holds the
+  // entry, which the lookup has in a register anyway. The words are read without the lock
+  // while Set may rewrite them, so an entry may come with another class's test, but only on
+  // a page whose span is being remapped, which no legal free names; a mismatched pair almost
+  // never passes, and the slow path checks a failed one again with the entry's own class.
   struct Lookup {
     std::uint64_t entry = 0;
+    ObjectStartTest start_test;     // all zero (fails every pointer) for class 0
     std::uintptr_t freed_mark = 0;  // 0 with entry 0 when no leaf covers the page
   };
   Lookup Find(const void* ptr) const noexcept {
     const std::uintptr_t page = PageOf(ptr);
     const Leaf* leaf = LeafOf(page);
     if (leaf == nullptr) return {};
-    return {__atomic_load_n(&leaf->entry[page & (kLeafLength - 1)], __ATOMIC_RELAXED),
+    const Slot& slot = leaf->slot[page & (kLeafLength - 1)];
+    return {__atomic_load_n(&slot.entry, __ATOMIC_RELAXED),
+            {__atomic_load_n(&slot.start_test.multiplier, __ATOMIC_RELAXED),
+             __atomic_load_n(&slot.start_test.bound, __ATOMIC_RELAXED)},
             reinterpret_cast<std::uintptr_t>(leaf)};
   }
 
@@ -81,10 +91,16 @@ class Pagemap {
  private:
   // Leaves live in zeroed OS memory and are read without the lock while the heap writes
   // other entries, so entries are accessed with relaxed atomic builtins (plain moves on
-  // x86, visible to TSAN).
+  // x86, visible to TSAN). One page's slot is 32 bytes on a 32-byte boundary: the free
+  // path reads its entry and start test from one line.
+  struct alignas(32) Slot {
+    std::uint64_t entry;
+    ObjectStartTest start_test;
+    Span* span;
+  };
+  static_assert(sizeof(Slot) == 32);
   struct Leaf {
-    Span* span[kLeafLength];
-    std::uint64_t entry[kLeafLength];
+    Slot slot[kLeafLength];
   };
   static_assert(sizeof(Leaf) == kLeafBytes);
 

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "host/object_start.h"
 #include "host/size_classes.h"
 #include "host/span.h"
 
@@ -23,18 +22,19 @@ struct alignas(64) ThreadCache {
   // fast path's one extra subtraction. sampler::kOffInterval when sampling is off.
   std::int64_t sample_left = 0;
   std::uint64_t sample_epoch = 0;  // sampler::Epoch() when sample_left was drawn
-  struct alignas(32) List {  // 32 bytes on a 32-byte boundary: one line holds all a free reads
+  // 32 bytes on a 32-byte boundary: one line holds all that an allocation or a free touches
+  // of its class (the free's object-start constants are in the pagemap slot it reads).
+  struct alignas(32) List {
     void* head = nullptr;
     std::atomic<std::uint32_t> length{0};
     std::uint32_t max_length = 0;  // starts at 0 and grows with use (slow start)
-    // The class's object-start constants (object_start.h), copied beside the list so the
-    // free fast path's checks read no line the push does not read.
-    ObjectStartTest start_test;
+    // Objects of this class allocated through this cache: the fast path's one counter, on
+    // the line its pop writes anyway (in an array of its own it was a third line).
+    std::atomic<std::uint64_t> allocs{0};
   };
+  static_assert(sizeof(List) == 32);
 
   List lists[kNumClasses + 1];
-  // Objects of each class allocated through this cache (the fast path's one counter).
-  std::atomic<std::uint64_t> allocs[kNumClasses + 1] = {};
   // Objects taken from the central cache minus objects given back, per class. With the
   // list lengths this yields in-use objects (net_out - length) and so the frees
   // (allocs - in use) without counting frees on the fast path.

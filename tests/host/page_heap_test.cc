@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "host/object_start.h"
 #include "host/pagemap.h"
 
 namespace memarena::host {
@@ -312,6 +314,59 @@ TEST(Pagemap, LeavesAreCreatedOnDemandAcrossLeafBoundaries) {
   EXPECT_EQ(pagemap->Get(page - 1), nullptr);
   EXPECT_EQ(pagemap->Get(page + 4), nullptr);
   EXPECT_FALSE(pagemap->Ensure(std::uintptr_t{1} << (Pagemap::kAddressBits - kPageShift), 1));
+}
+
+// The free fast path takes the class's object-start test from the page's slot with its
+// entry (Pagemap::Find): every page of a small span gives its own class's entry and test,
+// and so tells object starts from interior pointers; other pages give nothing that passes.
+TEST(Pagemap, FindGivesEveryPageOfASmallSpanItsClasssEntryAndStartTest) {
+  // A class whose size is not a power of two (its span has a tail) and whose span has pages.
+  const auto wanted = [](std::size_t c) {
+    return ClassInfo(c).pages >= 2 && !std::has_single_bit(ClassInfo(c).size);
+  };
+  std::size_t cls = 1;
+  while (cls < kNumClasses && !wanted(cls)) ++cls;
+  ASSERT_LT(cls, kNumClasses);
+  const std::size_t pages = ClassInfo(cls).pages;
+  const std::size_t size = ClassInfo(cls).size;
+  const std::size_t objects = ClassInfo(cls).objects;
+  auto pagemap = std::make_unique<Pagemap>();
+  const std::uintptr_t first = 3 * Pagemap::kLeafLength - 1;  // the span straddles two leaves
+  ASSERT_TRUE(pagemap->Ensure(first - 1, pages + 2));
+  Span span;
+  span.first_page = first;
+  span.num_pages = pages;
+  pagemap->Set(first, pages, &span, static_cast<std::uint8_t>(cls));
+  const std::uintptr_t start = first << kPageShift;
+  std::size_t starts = 0;
+  for (std::uintptr_t address = start; address < start + pages * kPageSize; address += 8) {
+    const void* ptr = reinterpret_cast<const void*>(address);
+    const Pagemap::Lookup page = pagemap->Find(ptr);
+    ASSERT_EQ(page.entry, ObjectStartEntry(first, cls)) << address - start;
+    ASSERT_EQ(page.start_test.multiplier, detail::kObjectStartTests[cls].multiplier);
+    ASSERT_EQ(page.start_test.bound, detail::kObjectStartTests[cls].bound);
+    ASSERT_NE(page.freed_mark, 0u);
+    const std::size_t offset = address - start;
+    const bool expected = offset % size == 0 && offset / size < objects;
+    ASSERT_EQ(IsObjectStart(ptr, page.entry, page.start_test), expected) << offset;
+    starts += expected;
+  }
+  EXPECT_EQ(starts, objects);
+  // The two leaves give two freed marks (each leaf's address).
+  EXPECT_NE(pagemap->Find(reinterpret_cast<const void*>(start)).freed_mark,
+            pagemap->Find(reinterpret_cast<const void*>(start + kPageSize)).freed_mark);
+  // The neighbouring pages, and the span's pages once it is no longer small, fail every test.
+  const auto fails_everywhere = [&](std::uintptr_t page_number) {
+    const void* ptr = reinterpret_cast<const void*>(page_number << kPageShift);
+    const Pagemap::Lookup page = pagemap->Find(ptr);
+    return page.entry == 0 && page.start_test.multiplier == 0 && page.start_test.bound == 0 &&
+           !IsObjectStart(ptr, page.entry, page.start_test);
+  };
+  EXPECT_TRUE(fails_everywhere(first - 1));
+  EXPECT_TRUE(fails_everywhere(first + pages));
+  pagemap->Set(first, pages, &span, 0);
+  for (std::uintptr_t p = first; p < first + pages; ++p) EXPECT_TRUE(fails_everywhere(p));
+  EXPECT_EQ(pagemap->Get(first + 1), &span);
 }
 
 TEST_F(PageHeapTest, FreeSpansNotNeededRecentlyGoBackWithoutACeiling) {
