@@ -10,16 +10,13 @@ namespace {
 
 void*& NextOf(void* object) noexcept { return *static_cast<void**>(object); }
 
-}  // namespace
-
-int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
-                         Failure* failure, CarveEnd carve_end) noexcept {
-  const SizeClassInfo& info = ClassInfo(cls);
-  ClassList& list = lists_[cls];
+// Objects taken by one Remove, linked in the order taken.
+struct Chain {
   void* first = nullptr;
   void* last = nullptr;
   int taken = 0;
-  auto append = [&](void* object) {
+
+  void Append(void* object) noexcept {
     if (last == nullptr) {
       first = object;
     } else {
@@ -27,7 +24,78 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     }
     last = object;
     ++taken;
+  }
+};
+
+// The front's carver changes to `carver`, which starts on the next page: the objects that
+// start before that boundary are kept for the old carver (a span keeps one such rest; an
+// older one joins the span's free list, still free).
+void TakeOverFront(Span& span, std::size_t size, const void* carver) noexcept {
+  constexpr std::uintptr_t kPage = CentralCache::kCarvePageBytes;
+  const auto bump = reinterpret_cast<std::uintptr_t>(span.bump);
+  const std::uintptr_t boundary = (bump + kPage - 1) & ~(kPage - 1);
+  char* rest_end = span.bump + (boundary - bump + size - 1) / size * size;
+  if (rest_end > span.bump_end) rest_end = span.bump_end;
+  if (rest_end != span.bump) {
+    for (char* object = span.kept; object < span.kept_end; object += size) {
+      NextOf(object) = span.free_objects;
+      span.free_objects = object;
+    }
+    span.kept_for = span.front_carver;
+    span.kept = span.bump;
+    span.kept_end = rest_end;
+    span.bump = rest_end;
+  }
+  span.front_carver = carver;
+}
+
+// Whether `carver` carves [bump, bump_end) from the back (else from the front), claiming a
+// free end or taking the front over (Span::front_carver).
+bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcept {
+  if (carver == nullptr || carver == span.front_carver) return false;
+  if (carver == span.back_carver) return true;
+  if (span.front_carver == nullptr) {
+    span.front_carver = carver;
+    return false;
+  }
+  if (span.back_carver == nullptr) {
+    span.back_carver = carver;
+    return true;
+  }
+  TakeOverFront(span, size, carver);
+  return false;
+}
+
+// Carves never-used objects of `span` for `carver` until `chain` holds `goal`: its kept
+// rest first, then its end of [bump, bump_end), then anyone's kept rest, the span's last.
+void Carve(Span& span, std::size_t size, const void* carver, int goal, Chain& chain) noexcept {
+  const auto upwards = [&](char*& from, const char* end) {
+    for (; chain.taken < goal && from < end; from += size) {
+      chain.Append(from);
+      ++span.allocated;
+    }
   };
+  if (carver != nullptr && carver == span.kept_for) upwards(span.kept, span.kept_end);
+  if (chain.taken < goal && span.bump < span.bump_end) {
+    if (CarvesFromTheBack(span, size, carver)) {
+      for (; chain.taken < goal && span.bump < span.bump_end; ++span.allocated) {
+        span.bump_end -= size;
+        chain.Append(span.bump_end);
+      }
+    } else {
+      upwards(span.bump, span.bump_end);
+    }
+  }
+  upwards(span.kept, span.kept_end);
+}
+
+}  // namespace
+
+int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
+                         Failure* failure, const void* carver) noexcept {
+  const SizeClassInfo& info = ClassInfo(cls);
+  ClassList& list = lists_[cls];
+  Chain chain;
   SpinLockHolder hold(list.lock);
   if (static_cast<std::uint32_t>(count) == info.batch && list.num_batches != 0) {
     const Batch& batch = list.batches[--list.num_batches];
@@ -36,7 +104,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     *tail = batch.tail;
     return count;
   }
-  while (taken < count) {
+  while (chain.taken < count) {
     Span* span = list.spans.Head();
     if (span == nullptr) {
       // Lock order: a class lock, then the page heap lock; never the other way round.
@@ -44,36 +112,30 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       if (span == nullptr) break;
       span->bump = span->Start();
       span->bump_end = span->bump + std::size_t{info.objects} * info.size;
+      span->front_carver = span->back_carver = span->kept_for = nullptr;
+      span->kept = span->kept_end = nullptr;
       span->in_central_list = true;
       list.spans.Push(span);
       list.free_objects += info.objects;
     }
-    while (taken < count && span->free_objects != nullptr) {
+    while (chain.taken < count && span->free_objects != nullptr) {
       void* object = span->free_objects;
       span->free_objects = NextOf(object);
-      append(object);
+      chain.Append(object);
       ++span->allocated;
     }
-    const char* carve_start = span->bump;
-    const auto mid_line = [&] {
-      return carve_end == CarveEnd::kLinePair && span->bump != carve_start &&
-             reinterpret_cast<std::uintptr_t>(span->bump) % kCarveAlignBytes != 0;
-    };
-    while ((taken < count || mid_line()) && span->bump < span->bump_end) {
-      append(span->bump);
-      span->bump += info.size;
-      ++span->allocated;
-    }
-    if (span->free_objects == nullptr && span->bump == span->bump_end) {
+    Carve(*span, info.size, carver, count, chain);
+    if (span->free_objects == nullptr && span->bump == span->bump_end &&
+        span->kept == span->kept_end) {
       list.spans.Remove(span);
       span->in_central_list = false;
     }
   }
-  list.free_objects -= static_cast<std::size_t>(taken);
-  if (last != nullptr) NextOf(last) = nullptr;
-  *head = first;
-  *tail = last;
-  return taken;
+  list.free_objects -= static_cast<std::size_t>(chain.taken);
+  if (chain.last != nullptr) NextOf(chain.last) = nullptr;
+  *head = chain.first;
+  *tail = chain.last;
+  return chain.taken;
 }
 
 std::size_t CentralCache::BatchSlots(std::size_t cls) noexcept {
@@ -161,7 +223,8 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
          object = NextOf(object)) {
       ++free;
     }
-    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size;
+    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size +
+            static_cast<std::size_t>(span->kept_end - span->kept) / info.size;
     if (free == 0) return "a central list holds a span with no free object";
     if (span->allocated + free != info.objects) {
       return "a small span's allocated plus free objects differ from its object count";

@@ -84,32 +84,74 @@ TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
   EXPECT_EQ(heap_.Stats().in_use, 0u) << "the span's last object came back";
 }
 
-// CarveEnd::kLinePair: a carve goes on to the next 128-byte boundary (at most 7 objects
-// more, class sizes being multiples of 16), so the next carve starts on a fresh line pair;
-// kExact takes what was asked.
-TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
+// The thread-affine carve (CentralCache::Remove): two carvers take a span's two ends and
+// share no 4 KiB page; a third takes the front over from the next page, the rest of the
+// old front's page stays kept for its carver, which gets it at its next carve; nobody's
+// carve returns more than asked; the list's and the span's counts stay exact throughout.
+TEST_F(CentralCacheTest, CarversTakeTheirOwnPagesAndTheCountsStayExact) {
+  constexpr std::uintptr_t kPage = CentralCache::kCarvePageBytes;
+  const int carvers[3] = {};  // three threads' identities: only their addresses matter
   for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
+    const std::size_t size = ClassSize(cls);
     Failure failure = Failure::kNone;
-    std::vector<std::pair<void*, void*>> taken;  // kept out: each carve follows the last
-    for (int count = 1; count <= 5; ++count) {
+    std::vector<std::pair<void*, void*>> taken;  // every chain, given back at the end
+    std::set<std::uintptr_t> pages[3];
+    std::uintptr_t next_front = 0;  // where the first carver's next object starts
+    const auto take = [&](int who, int count) {
       void* head = nullptr;
       void* tail = nullptr;
-      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair);
-      EXPECT_GE(got, count);
-      EXPECT_LE(got, count + 7) << ClassSize(cls);
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, &carvers[who]);
+      EXPECT_EQ(got, count) << size << " B";
       EXPECT_EQ(Length(head), got);
-      const auto end = reinterpret_cast<std::uintptr_t>(tail) + ClassSize(cls);
-      EXPECT_EQ(end % CentralCache::kCarveAlignBytes, 0u) << ClassSize(cls) << " B, " << count;
+      for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) {
+        const auto start = reinterpret_cast<std::uintptr_t>(p);
+        pages[who].insert(start / kPage);
+        pages[who].insert((start + size - 1) / kPage);
+      }
       taken.emplace_back(head, tail);
+      EXPECT_EQ(central_.CheckInvariants(), nullptr) << size << " B";
+      return head;
+    };
+    const auto shared = [&](int a, int b) {
+      int n = 0;
+      for (std::uintptr_t page : pages[a]) n += static_cast<int>(pages[b].count(page));
+      return n;
+    };
+    for (int count = 1; count <= 4; ++count) {
+      next_front = reinterpret_cast<std::uintptr_t>(take(0, count)) + count * size;
+      take(1, count);
     }
-    void* head = nullptr;
-    void* tail = nullptr;
-    ASSERT_EQ(central_.Remove(cls, 3, &head, &tail, &failure), 3) << "kExact takes what was asked";
-    taken.emplace_back(head, tail);
+    EXPECT_EQ(shared(0, 1), 0) << "pages of both ends' carvers, class of " << size << " B";
+    // A third carver starts on the page after the first one's: the objects before it wait
+    // for the first carver, whose next carve continues where its last one ended.
+    const std::uintptr_t boundary = (next_front + kPage - 1) / kPage * kPage;
+    const std::uintptr_t first_on_new_page =
+        next_front + (boundary - next_front + size - 1) / size * size;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(take(2, 2)), first_on_new_page) << size << " B";
+    EXPECT_EQ(shared(2, 0), 0) << size << " B";
+    EXPECT_EQ(shared(2, 1), 0) << size << " B";
+    if (next_front % kPage != 0) {
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(take(0, 1)), next_front) << size << " B";
+    }
     for (const auto& [first, last] : taken) central_.Insert(cls, first, last, Length(first));
-    EXPECT_EQ(heap_.Stats().in_use, 0u);
+    EXPECT_EQ(heap_.Stats().in_use, 0u) << "every object back: the span went back";
+    EXPECT_EQ(central_.FreeObjects(cls), 0u);
   }
   EXPECT_EQ(central_.CheckInvariants(), nullptr);
+}
+
+// Without a carver (a thread without a cache) a take is the front's, exactly as asked.
+TEST_F(CentralCacheTest, ATakeWithoutACarverContinuesTheFront) {
+  void* head = nullptr;
+  void* tail = nullptr;
+  ASSERT_EQ(Take(3, &head, &tail), 3);
+  void* next_head = nullptr;
+  void* next_tail = nullptr;
+  ASSERT_EQ(Take(2, &next_head, &next_tail), 2);
+  EXPECT_EQ(static_cast<char*>(next_head), static_cast<char*>(tail) + ClassSize(kClass));
+  central_.Insert(kClass, head, tail, 3);
+  central_.Insert(kClass, next_head, next_tail, 2);
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
 }
 
 // allocated + free objects == objects per span (span.h) and the list's free count
