@@ -66,11 +66,20 @@ bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcep
   return false;
 }
 
-// Carves never-used objects of `span` for `carver` until `chain` holds `goal`: its kept
-// rest first, then its end of [bump, bump_end), then anyone's kept rest, the span's last.
-void Carve(Span& span, std::size_t size, const void* carver, int goal, Chain& chain) noexcept {
+bool MidLinePair(const char* at) noexcept {
+  return reinterpret_cast<std::uintptr_t>(at) % CentralCache::kCarveAlignBytes != 0;
+}
+
+// Carves never-used objects of `span` for `carver` until `chain` holds `goal` (and, with
+// `line_pairs`, each piece it carves ends on a line-pair boundary): its kept rest first,
+// then its end of [bump, bump_end), then anyone's kept rest, the span's last objects.
+void Carve(Span& span, std::size_t size, const void* carver, int goal, bool line_pairs,
+           Chain& chain) noexcept {
   const auto upwards = [&](char*& from, const char* end) {
-    for (; chain.taken < goal && from < end; from += size) {
+    const char* start = from;
+    for (; (chain.taken < goal || (line_pairs && from != start && MidLinePair(from))) &&
+           from < end;
+         from += size) {
       chain.Append(from);
       ++span.allocated;
     }
@@ -78,7 +87,11 @@ void Carve(Span& span, std::size_t size, const void* carver, int goal, Chain& ch
   if (carver != nullptr && carver == span.kept_for) upwards(span.kept, span.kept_end);
   if (chain.taken < goal && span.bump < span.bump_end) {
     if (CarvesFromTheBack(span, size, carver)) {
-      for (; chain.taken < goal && span.bump < span.bump_end; ++span.allocated) {
+      const char* start = span.bump_end;
+      for (; (chain.taken < goal ||
+              (line_pairs && span.bump_end != start && MidLinePair(span.bump_end))) &&
+             span.bump < span.bump_end;
+           ++span.allocated) {
         span.bump_end -= size;
         chain.Append(span.bump_end);
       }
@@ -86,13 +99,13 @@ void Carve(Span& span, std::size_t size, const void* carver, int goal, Chain& ch
       upwards(span.bump, span.bump_end);
     }
   }
-  upwards(span.kept, span.kept_end);
+  if (chain.taken < goal) upwards(span.kept, span.kept_end);
 }
 
 }  // namespace
 
 int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
-                         Failure* failure, const void* carver) noexcept {
+                         Failure* failure, CarveEnd carve_end, const void* carver) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
   ClassList& list = lists_[cls];
   Chain chain;
@@ -124,7 +137,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       chain.Append(object);
       ++span->allocated;
     }
-    Carve(*span, info.size, carver, count, chain);
+    Carve(*span, info.size, carver, count, carve_end == CarveEnd::kLinePair, chain);
     if (span->free_objects == nullptr && span->bump == span->bump_end &&
         span->kept == span->kept_end) {
       list.spans.Remove(span);

@@ -16,6 +16,12 @@
 
 namespace memarena::host {
 
+// Where a carve of never-used objects may stop (CentralCache::Remove).
+enum class CarveEnd : std::uint8_t {
+  kExact,      // after exactly the objects asked for
+  kLinePair,   // at the next 128-byte boundary (or the end of what the carver may take)
+};
+
 // Where Insert puts a whole batch.
 enum class BatchTo : std::uint8_t {
   kTransferCache,  // kept whole for the next thread that asks for a batch (spans if full)
@@ -29,6 +35,8 @@ class CentralCache {
   // took 2.6-2.9 s against 1.1-1.6 in pages of their own; cutting carves at 64 and at 128
   // bytes had left the pages shared).
   static constexpr std::size_t kCarvePageBytes = 4096;
+  // Two cache lines, the L2's adjacent-line prefetcher's unit: CarveEnd::kLinePair's.
+  static constexpr std::size_t kCarveAlignBytes = 128;
 
   constexpr CentralCache(PageHeap* heap, Pagemap* pagemap) noexcept
       : heap_(heap), pagemap_(pagemap) {}
@@ -48,9 +56,11 @@ class CentralCache {
   // over from the next kCarvePageBytes boundary and the rest of that page stays kept for
   // the old front's carver (Span::front_carver). Two threads refilled from one class thus
   // write no common page until one span's ends meet; objects freed back to a span go to
-  // whoever asks next.
+  // whoever asks next. With CarveEnd::kLinePair a carve goes on to the next
+  // kCarveAlignBytes boundary (a back carve down to one), so it may return up to 7 more
+  // than `count` (class sizes are multiples of 16).
   int Remove(std::size_t cls, int count, void** head, void** tail, Failure* failure,
-             const void* carver = nullptr) noexcept;
+             CarveEnd carve_end = CarveEnd::kExact, const void* carver = nullptr) noexcept;
 
   // Gives back `count` objects of class `cls` linked through their first word from
   // `head` to `tail` (whose link is nullptr). A whole batch goes where `batch_to` says;

@@ -84,6 +84,48 @@ TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
   EXPECT_EQ(heap_.Stats().in_use, 0u) << "the span's last object came back";
 }
 
+// CarveEnd::kLinePair: a carve goes on to the next 128-byte boundary (at most 7 objects
+// more, class sizes being multiples of 16), so the next carve starts on a fresh line pair;
+// a carve from a span's back goes down to one; kExact takes what was asked.
+TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
+  const int front_carver = 0;  // two threads' identities: the second carves from the back
+  const int back_carver = 0;
+  for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
+    Failure failure = Failure::kNone;
+    std::vector<std::pair<void*, void*>> taken;  // kept out: each carve follows the last
+    for (int count = 1; count <= 5; ++count) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair,
+                                      &front_carver);
+      EXPECT_GE(got, count);
+      EXPECT_LE(got, count + 7) << ClassSize(cls);
+      EXPECT_EQ(Length(head), got);
+      const auto end = reinterpret_cast<std::uintptr_t>(tail) + ClassSize(cls);
+      EXPECT_EQ(end % CentralCache::kCarveAlignBytes, 0u) << ClassSize(cls) << " B, " << count;
+      taken.emplace_back(head, tail);
+    }
+    for (int count = 1; count <= 3; ++count) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair,
+                                      &back_carver);
+      EXPECT_GE(got, count);
+      EXPECT_LE(got, count + 7) << ClassSize(cls);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(tail) % CentralCache::kCarveAlignBytes, 0u)
+          << ClassSize(cls) << " B from the back, " << count;
+      taken.emplace_back(head, tail);
+    }
+    void* head = nullptr;
+    void* tail = nullptr;
+    ASSERT_EQ(central_.Remove(cls, 3, &head, &tail, &failure), 3) << "kExact takes what was asked";
+    taken.emplace_back(head, tail);
+    for (const auto& [first, last] : taken) central_.Insert(cls, first, last, Length(first));
+    EXPECT_EQ(heap_.Stats().in_use, 0u);
+  }
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
+}
+
 // The thread-affine carve (CentralCache::Remove): two carvers take a span's two ends and
 // share no 4 KiB page; a third takes the front over from the next page, the rest of the
 // old front's page stays kept for its carver, which gets it at its next carve; nobody's
@@ -100,7 +142,8 @@ TEST_F(CentralCacheTest, CarversTakeTheirOwnPagesAndTheCountsStayExact) {
     const auto take = [&](int who, int count) {
       void* head = nullptr;
       void* tail = nullptr;
-      const int got = central_.Remove(cls, count, &head, &tail, &failure, &carvers[who]);
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kExact,
+                                      &carvers[who]);
       EXPECT_EQ(got, count) << size << " B";
       EXPECT_EQ(Length(head), got);
       for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) {

@@ -460,6 +460,10 @@ TEST(HostThreads, TwoThreadsRefilledFromOneClassNeverShareAPage) {
         for (int i = 0; i <= t; ++i) objects[me].push_back(Allocate(size, 0));
         turn.fetch_add(1, std::memory_order_release);
       }
+      // Neither exits before both are done: an exit returns the cache's spare objects to
+      // their spans, where the other thread's next refill would take them (objects freed
+      // to a span go to whoever asks next; the carve is what keeps the threads apart).
+      while (turn.load(std::memory_order_acquire) != 2 * kTurns) std::this_thread::yield();
     };
     std::thread first(run, 0);
     std::thread second(run, 1);
