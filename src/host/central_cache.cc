@@ -27,31 +27,9 @@ struct Chain {
   }
 };
 
-// The front's carver changes to `carver`, which starts on the next page: the objects that
-// start before that boundary are kept for the old carver (a span keeps one such rest; an
-// older one joins the span's free list, still free).
-void TakeOverFront(Span& span, std::size_t size, const void* carver) noexcept {
-  constexpr std::uintptr_t kPage = CentralCache::kCarvePageBytes;
-  const auto bump = reinterpret_cast<std::uintptr_t>(span.bump);
-  const std::uintptr_t boundary = (bump + kPage - 1) & ~(kPage - 1);
-  char* rest_end = span.bump + (boundary - bump + size - 1) / size * size;
-  if (rest_end > span.bump_end) rest_end = span.bump_end;
-  if (rest_end != span.bump) {
-    for (char* object = span.kept; object < span.kept_end; object += size) {
-      NextOf(object) = span.free_objects;
-      span.free_objects = object;
-    }
-    span.kept_for = span.front_carver;
-    span.kept = span.bump;
-    span.kept_end = rest_end;
-    span.bump = rest_end;
-  }
-  span.front_carver = carver;
-}
-
 // Whether `carver` carves [bump, bump_end) from the back (else from the front), claiming a
 // free end or taking the front over (Span::front_carver).
-bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcept {
+bool CarvesFromTheBack(Span& span, const void* carver) noexcept {
   if (carver == nullptr || carver == span.front_carver) return false;
   if (carver == span.back_carver) return true;
   if (span.front_carver == nullptr) {
@@ -62,7 +40,7 @@ bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcep
     span.back_carver = carver;
     return true;
   }
-  TakeOverFront(span, size, carver);
+  span.front_carver = carver;
   return false;
 }
 
@@ -70,36 +48,29 @@ bool MidLinePair(const char* at) noexcept {
   return reinterpret_cast<std::uintptr_t>(at) % CentralCache::kCarveAlignBytes != 0;
 }
 
-// Carves never-used objects of `span` for `carver` until `chain` holds `goal` (and, with
-// `line_pairs`, each piece it carves ends on a line-pair boundary): its kept rest first,
-// then its end of [bump, bump_end), then anyone's kept rest, the span's last objects.
+// Carves never-used objects of `span` from `carver`'s end until `chain` holds `goal` (with
+// `line_pairs`, on to the next line-pair boundary).
 void Carve(Span& span, std::size_t size, const void* carver, int goal, bool line_pairs,
            Chain& chain) noexcept {
-  const auto upwards = [&](char*& from, const char* end) {
-    const char* start = from;
-    for (; (chain.taken < goal || (line_pairs && from != start && MidLinePair(from))) &&
-           from < end;
-         from += size) {
-      chain.Append(from);
-      ++span.allocated;
+  if (chain.taken >= goal || span.bump == span.bump_end) return;
+  if (CarvesFromTheBack(span, carver)) {
+    const char* start = span.bump_end;
+    for (; (chain.taken < goal ||
+            (line_pairs && span.bump_end != start && MidLinePair(span.bump_end))) &&
+           span.bump < span.bump_end;
+         ++span.allocated) {
+      span.bump_end -= size;
+      chain.Append(span.bump_end);
     }
-  };
-  if (carver != nullptr && carver == span.kept_for) upwards(span.kept, span.kept_end);
-  if (chain.taken < goal && span.bump < span.bump_end) {
-    if (CarvesFromTheBack(span, size, carver)) {
-      const char* start = span.bump_end;
-      for (; (chain.taken < goal ||
-              (line_pairs && span.bump_end != start && MidLinePair(span.bump_end))) &&
-             span.bump < span.bump_end;
-           ++span.allocated) {
-        span.bump_end -= size;
-        chain.Append(span.bump_end);
-      }
-    } else {
-      upwards(span.bump, span.bump_end);
-    }
+    return;
   }
-  if (chain.taken < goal) upwards(span.kept, span.kept_end);
+  const char* start = span.bump;
+  for (; (chain.taken < goal || (line_pairs && span.bump != start && MidLinePair(span.bump))) &&
+         span.bump < span.bump_end;
+       span.bump += size) {
+    chain.Append(span.bump);
+    ++span.allocated;
+  }
 }
 
 }  // namespace
@@ -125,8 +96,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       if (span == nullptr) break;
       span->bump = span->Start();
       span->bump_end = span->bump + std::size_t{info.objects} * info.size;
-      span->front_carver = span->back_carver = span->kept_for = nullptr;
-      span->kept = span->kept_end = nullptr;
+      span->front_carver = span->back_carver = nullptr;
       span->in_central_list = true;
       list.spans.Push(span);
       list.free_objects += info.objects;
@@ -138,8 +108,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       ++span->allocated;
     }
     Carve(*span, info.size, carver, count, carve_end == CarveEnd::kLinePair, chain);
-    if (span->free_objects == nullptr && span->bump == span->bump_end &&
-        span->kept == span->kept_end) {
+    if (span->free_objects == nullptr && span->bump == span->bump_end) {
       list.spans.Remove(span);
       span->in_central_list = false;
     }
@@ -236,8 +205,7 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
          object = NextOf(object)) {
       ++free;
     }
-    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size +
-            static_cast<std::size_t>(span->kept_end - span->kept) / info.size;
+    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size;
     if (free == 0) return "a central list holds a span with no free object";
     if (span->allocated + free != info.objects) {
       return "a small span's allocated plus free objects differ from its object count";
