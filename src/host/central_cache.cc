@@ -10,16 +10,13 @@ namespace {
 
 void*& NextOf(void* object) noexcept { return *static_cast<void**>(object); }
 
-}  // namespace
-
-int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
-                         Failure* failure, CarveEnd carve_end) noexcept {
-  const SizeClassInfo& info = ClassInfo(cls);
-  ClassList& list = lists_[cls];
+// Objects taken by one Remove, linked in the order taken.
+struct Chain {
   void* first = nullptr;
   void* last = nullptr;
   int taken = 0;
-  auto append = [&](void* object) {
+
+  void Append(void* object) noexcept {
     if (last == nullptr) {
       first = object;
     } else {
@@ -27,7 +24,62 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     }
     last = object;
     ++taken;
-  };
+  }
+};
+
+// Whether `carver` carves [bump, bump_end) from the back (else from the front), claiming a
+// free end or taking the front over (Span::front_carver).
+bool CarvesFromTheBack(Span& span, const void* carver) noexcept {
+  if (carver == nullptr || carver == span.front_carver) return false;
+  if (carver == span.back_carver) return true;
+  if (span.front_carver == nullptr) {
+    span.front_carver = carver;
+    return false;
+  }
+  if (span.back_carver == nullptr) {
+    span.back_carver = carver;
+    return true;
+  }
+  span.front_carver = carver;
+  return false;
+}
+
+bool MidLinePair(const char* at) noexcept {
+  return reinterpret_cast<std::uintptr_t>(at) % CentralCache::kCarveAlignBytes != 0;
+}
+
+// Carves never-used objects of `span` from `carver`'s end until `chain` holds `goal` (with
+// `line_pairs`, on to the next line-pair boundary).
+void Carve(Span& span, std::size_t size, const void* carver, int goal, bool line_pairs,
+           Chain& chain) noexcept {
+  if (chain.taken >= goal || span.bump == span.bump_end) return;
+  if (CarvesFromTheBack(span, carver)) {
+    const char* start = span.bump_end;
+    for (; (chain.taken < goal ||
+            (line_pairs && span.bump_end != start && MidLinePair(span.bump_end))) &&
+           span.bump < span.bump_end;
+         ++span.allocated) {
+      span.bump_end -= size;
+      chain.Append(span.bump_end);
+    }
+    return;
+  }
+  const char* start = span.bump;
+  for (; (chain.taken < goal || (line_pairs && span.bump != start && MidLinePair(span.bump))) &&
+         span.bump < span.bump_end;
+       span.bump += size) {
+    chain.Append(span.bump);
+    ++span.allocated;
+  }
+}
+
+}  // namespace
+
+int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
+                         Failure* failure, CarveEnd carve_end, const void* carver) noexcept {
+  const SizeClassInfo& info = ClassInfo(cls);
+  ClassList& list = lists_[cls];
+  Chain chain;
   SpinLockHolder hold(list.lock);
   if (static_cast<std::uint32_t>(count) == info.batch && list.num_batches != 0) {
     const Batch& batch = list.batches[--list.num_batches];
@@ -36,7 +88,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     *tail = batch.tail;
     return count;
   }
-  while (taken < count) {
+  while (chain.taken < count) {
     Span* span = list.spans.Head();
     if (span == nullptr) {
       // Lock order: a class lock, then the page heap lock; never the other way round.
@@ -44,36 +96,28 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       if (span == nullptr) break;
       span->bump = span->Start();
       span->bump_end = span->bump + std::size_t{info.objects} * info.size;
+      span->front_carver = span->back_carver = nullptr;
       span->in_central_list = true;
       list.spans.Push(span);
       list.free_objects += info.objects;
     }
-    while (taken < count && span->free_objects != nullptr) {
+    while (chain.taken < count && span->free_objects != nullptr) {
       void* object = span->free_objects;
       span->free_objects = NextOf(object);
-      append(object);
+      chain.Append(object);
       ++span->allocated;
     }
-    const char* carve_start = span->bump;
-    const auto mid_line = [&] {
-      return carve_end == CarveEnd::kLinePair && span->bump != carve_start &&
-             reinterpret_cast<std::uintptr_t>(span->bump) % kCarveAlignBytes != 0;
-    };
-    while ((taken < count || mid_line()) && span->bump < span->bump_end) {
-      append(span->bump);
-      span->bump += info.size;
-      ++span->allocated;
-    }
+    Carve(*span, info.size, carver, count, carve_end == CarveEnd::kLinePair, chain);
     if (span->free_objects == nullptr && span->bump == span->bump_end) {
       list.spans.Remove(span);
       span->in_central_list = false;
     }
   }
-  list.free_objects -= static_cast<std::size_t>(taken);
-  if (last != nullptr) NextOf(last) = nullptr;
-  *head = first;
-  *tail = last;
-  return taken;
+  list.free_objects -= static_cast<std::size_t>(chain.taken);
+  if (chain.last != nullptr) NextOf(chain.last) = nullptr;
+  *head = chain.first;
+  *tail = chain.last;
+  return chain.taken;
 }
 
 std::size_t CentralCache::BatchSlots(std::size_t cls) noexcept {

@@ -19,7 +19,7 @@ namespace memarena::host {
 // Where a carve of never-used objects may stop (CentralCache::Remove).
 enum class CarveEnd : std::uint8_t {
   kExact,      // after exactly the objects asked for
-  kLinePair,   // at the next 128-byte boundary (or the span's end): up to 7 objects more
+  kLinePair,   // at the next 128-byte boundary (or the end of what the carver may take)
 };
 
 // Where Insert puts a whole batch.
@@ -30,9 +30,12 @@ enum class BatchTo : std::uint8_t {
 
 class CentralCache {
  public:
-  // Two cache lines: the L2's adjacent-line prefetcher fetches a 128-byte aligned pair
-  // together, so threads whose objects share only a pair still pass lines back and forth
-  // (false_sharing measured it: 64-byte carves left runs of 3.2 s against 1.5).
+  // The unit two threads' carves keep apart: the 4 KiB page, within which the L2 streamer
+  // prefetches (false_sharing: both threads' objects and their 512-byte vectors in one page
+  // took 2.6-2.9 s against 1.1-1.6 in pages of their own; cutting carves at 64 and at 128
+  // bytes had left the pages shared).
+  static constexpr std::size_t kCarvePageBytes = 4096;
+  // Two cache lines, the L2's adjacent-line prefetcher's unit: CarveEnd::kLinePair's.
   static constexpr std::size_t kCarveAlignBytes = 128;
 
   constexpr CentralCache(PageHeap* heap, Pagemap* pagemap) noexcept
@@ -47,13 +50,18 @@ class CentralCache {
 
   // Takes up to `count` objects of class `cls`, linked through their first word from
   // *head to *tail (whose link is nullptr). Returns how many; 0 on failure, with
-  // *failure saying why. With CarveEnd::kLinePair, a take that carves never-used objects
-  // goes on to the next kCarveAlignBytes boundary, so it may return up to 7 more than
-  // `count` (class sizes are multiples of 16): every carve then starts on a fresh line
-  // pair, and two threads refilled from the same span never write the same line or pair
-  // (false sharing).
+  // *failure saying why. Never-used objects are carved for `carver` (a thread cache's
+  // address; nullptr: anyone) thread-affine, as mimalloc's thread-owned pages: the span's
+  // first carver takes them from its front, the next from its back, so two threads
+  // refilled from one class write no common kCarvePageBytes page until one span's ends
+  // meet. A third takes the front over where it stands (Span::front_carver): skipping to
+  // the next page, with the rest kept for the old carver, held larson 0.1-0.2 MiB more
+  // (threads that come and go left rests nobody took). Objects freed back to a span go to
+  // whoever asks next. With CarveEnd::kLinePair a carve goes on to the next
+  // kCarveAlignBytes boundary (a back carve down to one), so it may return up to 7 more
+  // than `count` (class sizes are multiples of 16).
   int Remove(std::size_t cls, int count, void** head, void** tail, Failure* failure,
-             CarveEnd carve_end = CarveEnd::kExact) noexcept;
+             CarveEnd carve_end = CarveEnd::kExact, const void* carver = nullptr) noexcept;
 
   // Gives back `count` objects of class `cls` linked through their first word from
   // `head` to `tail` (whose link is nullptr). A whole batch goes where `batch_to` says;

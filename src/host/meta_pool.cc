@@ -2,6 +2,7 @@
 #include "host/meta_pool.h"
 
 #include <atomic>
+#include <cstdint>
 
 #include "platform/os.h"
 
@@ -21,10 +22,13 @@ constinit MetaArena g_meta;
 
 }  // namespace
 
-void* MetaAllocate(std::size_t bytes) noexcept {
-  bytes = (bytes + 63) & ~std::size_t{63};  // cache-line aligned: thread caches are hot
+void* MetaAllocate(std::size_t bytes, std::size_t alignment) noexcept {
+  bytes = (bytes + alignment - 1) & ~(alignment - 1);
   SpinLockHolder hold(g_meta.lock);
-  if (static_cast<std::size_t>(g_meta.end - g_meta.next) < bytes) {
+  // Padding that reaches past the chunk's end is dropped with the chunk's rest.
+  g_meta.next = reinterpret_cast<char*>(
+      (reinterpret_cast<std::uintptr_t>(g_meta.next) + alignment - 1) & ~(alignment - 1));
+  if (g_meta.next > g_meta.end || static_cast<std::size_t>(g_meta.end - g_meta.next) < bytes) {
     const std::size_t chunk = bytes > kMetaChunk ? bytes : kMetaChunk;
     void* memory = platform::MapPages(chunk, 0);
     if (memory == nullptr) return nullptr;

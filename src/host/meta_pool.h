@@ -9,9 +9,13 @@
 
 namespace memarena::host {
 
+// Cache-line alignment, the default: thread caches are hot.
+inline constexpr std::size_t kMetaLine = 64;
+
 // Bump allocation from 1 MiB OS chunks; never freed (recycled by the typed pools below).
-// Returns nullptr when the OS refuses memory.
-void* MetaAllocate(std::size_t bytes) noexcept;
+// `bytes` rounds up to a multiple of `alignment` (a power of two, at most the OS page),
+// and the block starts on one. Returns nullptr when the OS refuses memory.
+void* MetaAllocate(std::size_t bytes, std::size_t alignment = kMetaLine) noexcept;
 
 // Bytes of metadata obtained from the OS so far.
 std::size_t MetaBytes() noexcept;
@@ -20,11 +24,12 @@ std::size_t MetaBytes() noexcept;
 void MetaLockAll() noexcept;
 void MetaUnlockAll() noexcept;
 
-// A free-list pool of T over MetaAllocate. Thread-safe; constant-initialized.
+// A free-list pool of T over MetaAllocate, each T on a boundary of `alignment` (and
+// padded to a multiple of it). Thread-safe; constant-initialized.
 template <typename T>
 class MetaPool {
  public:
-  constexpr MetaPool() = default;
+  constexpr explicit MetaPool(std::size_t alignment = kMetaLine) : alignment_(alignment) {}
 
   // A value-initialized T, or nullptr when the OS refuses memory.
   T* New() noexcept {
@@ -36,7 +41,9 @@ class MetaPool {
         free_ = free_->next;
       }
     }
-    if (memory == nullptr) memory = MetaAllocate(sizeof(T) < sizeof(Node) ? sizeof(Node) : sizeof(T));
+    if (memory == nullptr) {
+      memory = MetaAllocate(sizeof(T) < sizeof(Node) ? sizeof(Node) : sizeof(T), alignment_);
+    }
     return memory == nullptr ? nullptr : new (memory) T();
   }
 
@@ -54,6 +61,7 @@ class MetaPool {
   struct Node {
     Node* next;
   };
+  std::size_t alignment_;
   SpinLock lock_;
   Node* free_ MEMARENA_GUARDED_BY(lock_) = nullptr;
 };

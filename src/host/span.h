@@ -41,6 +41,12 @@ struct Span {
   void* free_objects = nullptr;  // small spans: freed objects, linked through their first word
   char* bump = nullptr;          // small spans: next never-used object (carved lazily so
   char* bump_end = nullptr;      // a new span's memory is not touched up front)
+  // Small spans: who carves never-used objects (CentralCache::Remove; a thread cache's
+  // address, never dereferenced). One thread carves [bump, bump_end) upwards from the front,
+  // another downwards from the back, so two threads refilled from one span write no common
+  // 4 KiB page until their ends meet; a third takes the front over where it stands.
+  const void* front_carver = nullptr;
+  const void* back_carver = nullptr;
   std::size_t requested = 0;     // large spans: bytes the caller asked for
 
   char* Start() const noexcept { return reinterpret_cast<char*>(first_page << kPageShift); }

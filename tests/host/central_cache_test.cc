@@ -86,20 +86,34 @@ TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
 
 // CarveEnd::kLinePair: a carve goes on to the next 128-byte boundary (at most 7 objects
 // more, class sizes being multiples of 16), so the next carve starts on a fresh line pair;
-// kExact takes what was asked.
+// a carve from a span's back goes down to one; kExact takes what was asked.
 TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
+  const int front_carver = 0;  // two threads' identities: the second carves from the back
+  const int back_carver = 0;
   for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
     Failure failure = Failure::kNone;
     std::vector<std::pair<void*, void*>> taken;  // kept out: each carve follows the last
     for (int count = 1; count <= 5; ++count) {
       void* head = nullptr;
       void* tail = nullptr;
-      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair);
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair,
+                                      &front_carver);
       EXPECT_GE(got, count);
       EXPECT_LE(got, count + 7) << ClassSize(cls);
       EXPECT_EQ(Length(head), got);
       const auto end = reinterpret_cast<std::uintptr_t>(tail) + ClassSize(cls);
       EXPECT_EQ(end % CentralCache::kCarveAlignBytes, 0u) << ClassSize(cls) << " B, " << count;
+      taken.emplace_back(head, tail);
+    }
+    for (int count = 1; count <= 3; ++count) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kLinePair,
+                                      &back_carver);
+      EXPECT_GE(got, count);
+      EXPECT_LE(got, count + 7) << ClassSize(cls);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(tail) % CentralCache::kCarveAlignBytes, 0u)
+          << ClassSize(cls) << " B from the back, " << count;
       taken.emplace_back(head, tail);
     }
     void* head = nullptr;
@@ -110,6 +124,66 @@ TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
     EXPECT_EQ(heap_.Stats().in_use, 0u);
   }
   EXPECT_EQ(central_.CheckInvariants(), nullptr);
+}
+
+// The thread-affine carve (CentralCache::Remove): two carvers take a span's two ends and
+// share no 4 KiB page; a third takes the front over where it stands; nobody's carve returns
+// more than asked; the list's and the span's counts stay exact throughout.
+TEST_F(CentralCacheTest, TwoCarversTakeTheSpansTwoEndsAndTheCountsStayExact) {
+  constexpr std::uintptr_t kPage = CentralCache::kCarvePageBytes;
+  const int carvers[3] = {};  // three threads' identities: only their addresses matter
+  for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
+    const std::size_t size = ClassSize(cls);
+    Failure failure = Failure::kNone;
+    std::vector<std::pair<void*, void*>> taken;  // every chain, given back at the end
+    std::set<std::uintptr_t> pages[2];
+    const auto take = [&](int who, int count) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      const int got = central_.Remove(cls, count, &head, &tail, &failure, CarveEnd::kExact,
+                                      &carvers[who]);
+      EXPECT_EQ(got, count) << size << " B";
+      EXPECT_EQ(Length(head), got);
+      for (void* p = head; who < 2 && p != nullptr; p = *static_cast<void**>(p)) {
+        const auto start = reinterpret_cast<std::uintptr_t>(p);
+        pages[who].insert(start / kPage);
+        pages[who].insert((start + size - 1) / kPage);
+      }
+      taken.emplace_back(head, tail);
+      EXPECT_EQ(central_.CheckInvariants(), nullptr) << size << " B";
+      return std::pair{reinterpret_cast<std::uintptr_t>(head), reinterpret_cast<std::uintptr_t>(tail)};
+    };
+    std::uintptr_t front_end = 0;  // where the front's next object starts
+    for (int count = 1; count <= 4; ++count) {
+      front_end = take(0, count).second + size;
+      take(1, count);
+    }
+    int shared = 0;
+    for (std::uintptr_t page : pages[0]) shared += static_cast<int>(pages[1].count(page));
+    EXPECT_EQ(shared, 0) << "pages of both ends' carvers, class of " << size << " B";
+    // A third carver continues the front, and so does the first one after it.
+    const auto [third_first, third_last] = take(2, 2);
+    EXPECT_EQ(third_first, front_end) << size << " B";
+    EXPECT_EQ(take(0, 1).first, third_last + size) << size << " B";
+    for (const auto& [first, last] : taken) central_.Insert(cls, first, last, Length(first));
+    EXPECT_EQ(heap_.Stats().in_use, 0u) << "every object back: the span went back";
+    EXPECT_EQ(central_.FreeObjects(cls), 0u);
+  }
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
+}
+
+// Without a carver (a thread without a cache) a take is the front's, exactly as asked.
+TEST_F(CentralCacheTest, ATakeWithoutACarverContinuesTheFront) {
+  void* head = nullptr;
+  void* tail = nullptr;
+  ASSERT_EQ(Take(3, &head, &tail), 3);
+  void* next_head = nullptr;
+  void* next_tail = nullptr;
+  ASSERT_EQ(Take(2, &next_head, &next_tail), 2);
+  EXPECT_EQ(static_cast<char*>(next_head), static_cast<char*>(tail) + ClassSize(kClass));
+  central_.Insert(kClass, head, tail, 3);
+  central_.Insert(kClass, next_head, next_tail, 2);
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
 }
 
 // allocated + free objects == objects per span (span.h) and the list's free count

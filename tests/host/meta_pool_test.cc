@@ -1,0 +1,45 @@
+// MetaPool's placement: objects on the boundary the pool was made with, never sharing it.
+#include "host/meta_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace memarena::host {
+namespace {
+
+// A thread cache's size class (6.4 KiB): between two pages, unaligned two of them would
+// share a page (heap.cc's g_cache_pool keeps thread caches on pages of their own).
+struct PageAndAHalf {
+  char bytes[6592];
+};
+
+TEST(MetaPool, AnAlignedPoolPutsEveryObjectOnPagesOfItsOwn) {
+  constexpr std::uintptr_t kPage = 4096;
+  MetaPool<PageAndAHalf> pool{kPage};
+  PageAndAHalf* first = pool.New();
+  ASSERT_NE(MetaAllocate(24), nullptr);  // other metadata in between, off the boundary
+  PageAndAHalf* second = pool.New();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const auto a = reinterpret_cast<std::uintptr_t>(first);
+  const auto b = reinterpret_cast<std::uintptr_t>(second);
+  EXPECT_EQ(a % kPage, 0u);
+  EXPECT_EQ(b % kPage, 0u);
+  const std::uintptr_t a_last = (a + sizeof(PageAndAHalf) - 1) / kPage;
+  const std::uintptr_t b_last = (b + sizeof(PageAndAHalf) - 1) / kPage;
+  EXPECT_TRUE(a_last < b / kPage || b_last < a / kPage) << "the two objects share a page";
+  pool.Delete(second);
+  EXPECT_EQ(pool.New(), second) << "a freed object is reused where it was";
+}
+
+TEST(MetaPool, ThePlainPoolKeepsCacheLineAlignment) {
+  MetaPool<PageAndAHalf> pool;
+  ASSERT_NE(MetaAllocate(24), nullptr);
+  const auto a = reinterpret_cast<std::uintptr_t>(pool.New());
+  ASSERT_NE(a, 0u);
+  EXPECT_EQ(a % kMetaLine, 0u);
+}
+
+}  // namespace
+}  // namespace memarena::host
