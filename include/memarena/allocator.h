@@ -117,6 +117,13 @@ class Allocator {
   virtual std::string DescribeFailure(std::size_t bytes, std::size_t alignment) const;
 
  protected:
+  // Allocate's throw for a failed request of `bytes`: OutOfMemory with DescribeFailure's
+  // text, or, when the heap cannot hold that text (the link-time override at a full
+  // ceiling), the default message written into the exception object, so what() still names
+  // the caller's request. An allocator whose failure is the heap's own (the host heap)
+  // overrides it to build its diagnostic without the heap at all.
+  [[noreturn]] virtual void ThrowOutOfMemory(std::size_t bytes, std::size_t alignment) const;
+
   // For adaptors: the upstream's implementation behind the checks this base already made
   // for the adaptor's own call, so a stack of adaptors checks once.
   static void* AllocateIn(Allocator& upstream, std::size_t bytes, std::size_t alignment,

@@ -5,13 +5,24 @@
 
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "common/format.h"
+#include "common/inline_out_of_memory.h"
 #include "common/invalid_free_policy.h"
 #include "memarena/allocator.h"
 #include "platform/stack.h"
 
 namespace memarena {
+namespace {
+
+constexpr std::string_view kDefaultFailureReason = "the request does not fit";
+constexpr std::string_view kDefaultFailureAdvice =
+    "Raise the allocator's limit or free memory first.";
+
+}  // namespace
 
 MEMARENA_ALLOCATION_ENTRY void* Allocator::Allocate(std::size_t bytes, std::size_t alignment) {
   if (!IsValidAlignment(alignment)) {
@@ -19,7 +30,7 @@ MEMARENA_ALLOCATION_ENTRY void* Allocator::Allocate(std::size_t bytes, std::size
         "memarena: {}: alignment {} is not a power of two", name(), alignment));
   }
   void* ptr = TryAllocateOnStream(bytes, alignment, kNoStream);
-  if (ptr == nullptr && bytes != 0) throw OutOfMemory(DescribeFailure(bytes, alignment));
+  if (ptr == nullptr && bytes != 0) ThrowOutOfMemory(bytes, alignment);
   return ptr;
 }
 
@@ -38,9 +49,22 @@ AllocatorStats Allocator::GetStats() const {
 }
 
 std::string Allocator::DescribeFailure(std::size_t bytes, std::size_t alignment) const {
-  return common::OutOfMemoryMessage(name(), bytes, alignment, GetStats(),
-                                    "the request does not fit",
-                                    "Raise the allocator's limit or free memory first.");
+  return common::OutOfMemoryMessage(name(), bytes, alignment, GetStats(), kDefaultFailureReason,
+                                    kDefaultFailureAdvice);
+}
+
+void Allocator::ThrowOutOfMemory(std::size_t bytes, std::size_t alignment) const {
+  std::string text;
+  try {
+    text = DescribeFailure(bytes, alignment);
+  } catch (const std::bad_alloc&) {
+    // The text found no memory: the exception it threw described the text's own request.
+    common::InlineOutOfMemory error;
+    common::WriteOutOfMemoryMessage(error.text(), name(), bytes, alignment, GetStats(),
+                                    kDefaultFailureReason, kDefaultFailureAdvice);
+    throw error;
+  }
+  throw OutOfMemory(std::move(text));
 }
 
 }  // namespace memarena

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/format.h"
+#include "common/inline_out_of_memory.h"
 #include "common/memarena_conf.h"
 #include "common/release_registry.h"
 #include "host/heap.h"
@@ -52,6 +53,15 @@ class HostHeapAllocator final : public Allocator {
     char reason[kReasonBytes];
     return common::OutOfMemoryMessage(name(), bytes, alignment, stats,
                                       WriteFailureReason(reason, stats), kFailureAdvice);
+  }
+
+ protected:
+  // The heap that failed may be the one a std::string would come from (the link-time
+  // override): the diagnostic goes into the exception object instead.
+  [[noreturn]] void ThrowOutOfMemory(std::size_t bytes, std::size_t alignment) const override {
+    common::InlineOutOfMemory error;
+    host::DescribeFailure(error.text(), bytes, alignment);
+    throw error;
   }
 
  private:

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <typeinfo>
 
+#include "common/inline_out_of_memory.h"
 #include "host/host_api.h"
-#include "memarena/errors.h"
 #include "platform/os.h"
 
 namespace memarena::dropin {
@@ -32,19 +32,14 @@ using NothrowNewFn = void* (*)(std::size_t, const std::nothrow_t&) noexcept;
 using AlignedNothrowNewFn = void* (*)(std::size_t, std::align_val_t,
                                       const std::nothrow_t&) noexcept;
 
-// memarena::OutOfMemory with the host allocator's diagnostic inside the object: it is
-// built where the heap just failed, so neither the text nor the exception may need it
-// (libstdc++ serves the object itself from its emergency pool when malloc fails). Caught as
-// memarena::OutOfMemory or std::bad_alloc like any other.
-class HeapOutOfMemory final : public OutOfMemory {
+// The host allocator's diagnostic inside the exception object: it is built where the heap
+// just failed, so neither the text nor the exception may need it (libstdc++ serves the
+// object itself from its emergency pool when malloc fails).
+class HeapOutOfMemory final : public common::InlineOutOfMemory {
  public:
-  HeapOutOfMemory(std::size_t bytes, std::size_t alignment) noexcept : OutOfMemory({}) {
-    host::DescribeFailure(text_, bytes, alignment);
+  HeapOutOfMemory(std::size_t bytes, std::size_t alignment) noexcept {
+    host::DescribeFailure(text(), bytes, alignment);
   }
-  const char* what() const noexcept override { return text_; }
-
- private:
-  char text_[1024];  // the diagnostic is about 650 characters
 };
 
 // Out of line so that ThrowOutOfMemory holds no temporary to destroy: its frame must have

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,6 +27,34 @@ std::string FailureText(Allocator& allocator, std::size_t bytes) {
   }
   ADD_FAILURE() << "a request of " << bytes << " bytes succeeded";
   return "";
+}
+
+// An allocator that is always full and whose diagnostic text finds no memory, as a
+// std::string from a heap at its ceiling would not.
+class FullAllocatorWithoutRoomForItsText final : public Allocator {
+ public:
+  void ResetPeakStats() override {}
+  std::size_t ReleaseUnusedSpans() override { return 0; }
+  AllocatorKind kind() const noexcept override { return AllocatorKind::kHost; }
+  std::string_view name() const noexcept override { return "full"; }
+  std::string DescribeFailure(std::size_t, std::size_t) const override {
+    throw std::bad_alloc();
+  }
+
+ private:
+  void* DoAllocate(std::size_t, std::size_t, StreamHandle) noexcept override { return nullptr; }
+  FreeResult DoDeallocate(void*, StreamHandle) noexcept override { return FreeResult::kNotOwned; }
+  std::size_t DoUsableSize(const void*) const noexcept override { return 0; }
+  AllocatorStats DoGetStats() const override { return AllocatorStats{}; }
+};
+
+// Allocate's OutOfMemory names the caller's request even when DescribeFailure's text cannot
+// be allocated: the message is then written into the exception object.
+TEST(Allocator, OutOfMemoryNamesTheRequestWhenTheDiagnosticFindsNoMemory) {
+  FullAllocatorWithoutRoomForItsText full;
+  const std::string text = FailureText(full, 4 * kMiB);
+  EXPECT_NE(text.find("full could not allocate 4.00 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("Raise the allocator's limit"), std::string::npos) << text;
 }
 
 TEST(StatisticsAllocator, CountsExactlyTheRequestedBytesNotTheUpstreamsRounding) {

@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memarena/errors.h"
+#include "memarena/host.h"
 #include "override/c_functions.h"
 #include "platform/os.h"
 #include "support/resident_pages.h"
@@ -569,6 +571,7 @@ enum FullCeilingResult : int {
   kWhatLacksTheKnob,
   kNothrowNotNull,
   kHandlerNotHonoured,
+  kAllocateWhatLacksTheRequest,
 };
 
 FullCeilingResult NewAtAFullCeiling() {
@@ -590,6 +593,18 @@ FullCeilingResult NewAtAFullCeiling() {
     if (!threw) return kNewDidNotThrow;
     if (F().new_nothrow(size, 0, false) != nullptr) return kNothrowNotNull;
   }
+#if !defined(MEMARENA_TEST_PRELOADED)  // HostAllocator() is the preloaded heap only in-process
+  // Allocator::Allocate's OutOfMemory names the caller's request, not a ~650 B diagnostic
+  // string the full heap could not hold.
+  try {
+    memarena::HostAllocator().Allocate(8 * kMiB);
+    return kNewDidNotThrow;
+  } catch (const memarena::OutOfMemory& e) {
+    if (std::strstr(e.what(), "host could not allocate 8.00 MiB") == nullptr) {
+      return kAllocateWhatLacksTheRequest;
+    }
+  }
+#endif
   // The program's new_handler runs before the failure: it frees the largest block, and the
   // retry then fits.
   g_reserve = blocks.front();
@@ -617,6 +632,8 @@ TEST(DropinSymbols, NewAtACeilingWithNoRoomLeftThrowsTheDiagnostic) {
   EXPECT_NE(status, kWhatLacksTheKnob) << "what() does not name MEMARENA_CONF=ceiling:SIZE";
   EXPECT_NE(status, kNothrowNotNull) << "nothrow new did not return nullptr";
   EXPECT_NE(status, kHandlerNotHonoured) << "the new_handler's freed memory was not retried";
+  EXPECT_NE(status, kAllocateWhatLacksTheRequest)
+      << "HostAllocator().Allocate(8 MiB)'s what() does not name the 8.00 MiB request";
   EXPECT_EQ(status, 0) << "the child ended with status " << status
                        << " (128 + signal when killed: 134 is SIGABRT, std::terminate)";
 }
