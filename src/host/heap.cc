@@ -26,6 +26,7 @@
 #include "host/thread_cache.h"
 #include "host/watermarks.h"
 #include "memarena/allocator.h"
+#include "platform/cpu.h"
 #include "platform/os.h"
 #include "platform/stack.h"
 
@@ -79,9 +80,20 @@ constexpr auto kSizes = [] {
   return sizes;
 }();
 
+// The small sizes' lookup falls through: g++ laid it out of line, behind two taken jumps,
+// and the fast-path workloads' blocks are nearly all small.
 inline std::size_t FastClassFor(std::size_t size) noexcept {
-  return size <= detail::kSmallTableMax ? kSmallClass[(size + 15) >> 4]
-                                        : kLargeClass[(size + 127) >> 7];
+  if (size <= detail::kSmallTableMax) [[likely]] return kSmallClass[(size + 15) >> 4];
+  return kLargeClass[(size + 127) >> 7];
+}
+
+// FastClassFor, or 0 above kMaxSmallSize, for the fast paths: a size up to kSmallTableMax
+// takes one compare instead of two (kMaxSmallSize's, then the tables' split). The fast
+// paths need no test of the 0: class 0's list never holds an object (no span has class 0),
+// so an allocation finds it empty, and a sized free's entry of class 0 fails its start test.
+inline std::size_t FastClassOrZero(std::size_t size) noexcept {
+  if (size <= detail::kSmallTableMax) [[likely]] return kSmallClass[(size + 15) >> 4];
+  return size <= kMaxSmallSize ? kLargeClass[(size + 127) >> 7] : 0;
 }
 
 constinit Pagemap g_pagemap;
@@ -781,6 +793,7 @@ inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
 [[gnu::noinline]] void FreeSlow(void* ptr, std::uint64_t entry) noexcept {
   const std::size_t cls = entry & Pagemap::kClassMask;
   if (cls == 0) {
+    if (ptr == nullptr) return;  // FreeFast leaves it to this path (entry 0)
     FreeLarge(ptr);
     return;
   }
@@ -807,36 +820,49 @@ inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
 // `kSlow(bytes, alignment, slow_args...)` serves what the thread's list cannot.
 template <bool kChecked, auto kSlow, typename... SlowArgs>
 inline void* AllocateFast(std::size_t bytes, std::size_t alignment, SlowArgs... slow_args) {
-  if (bytes <= kMaxSmallSize && alignment <= kMinAlign) [[likely]] {
-    const std::size_t cls = FastClassFor(bytes);
+  if (alignment <= kMinAlign) [[likely]] {
+    const std::size_t cls = FastClassOrZero(bytes);  // 0 (an empty list) for a large size
     ThreadCache* tc = t_cache;  // g_no_cache's lists are empty: no null test
-    ThreadCache::List& list = tc->lists[cls];
-    void* object = list.head;
+    ThreadCache::List* list = &tc->lists[cls];
+    // g++ otherwise computes the addresses of the list's two atomic counters apart from the
+    // list's own (two lea of the allocation's ~37 instructions); the empty asm makes it one.
+    asm("" : "+r"(list));
+    void* object = list->head;
     if (object != nullptr) [[likely]] {
-      // The sampler's whole fast-path cost: one subtraction and a sign test.
-      tc->sample_left -= static_cast<std::int64_t>(bytes);
-      if (tc->sample_left >= 0) [[likely]] {
+      // The sampler's whole fast-path cost: one subtraction and a sign test. The countdown
+      // is stored only when it holds (the slow path counts the bytes otherwise), so no copy
+      // of the old value is kept to put back.
+      const std::int64_t sample_left = tc->sample_left - static_cast<std::int64_t>(bytes);
+      if (sample_left >= 0) [[likely]] {
+        tc->sample_left = sample_left;
         if constexpr (common::kAsan) common::UnpoisonForUse(object, kSizes[cls]);
-        list.head = NextObject(object);
+        void* next = NextObject(object);
+        list->head = next;
+        // The next pop loads the next object's link (perf: the pop's stall when the list's
+        // objects are cold, as in trees and random_slots); start it now, as tcmalloc does.
+        platform::Prefetch(next);
         if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
-        AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
-        AddOwned<std::uint64_t>(list.allocs, 1);
+        AddOwned<std::uint32_t>(list->length, static_cast<std::uint32_t>(-1));
+        AddOwned<std::uint64_t>(list->allocs, 1);
         return object;
       }
-      tc->sample_left += static_cast<std::int64_t>(bytes);  // the slow path counts it
     }
   }
   return kSlow(bytes, alignment, slow_args...);
 }
 
 // Checked, the class test and the cache test are left to the checks: a page of class 0
-// (large, free, foreign) fails the object-start test (its slot's test is all zero), which
+// (large, free, foreign) fails the object-start test (class 0's test is all zero), which
 // sends large frees to FreeSlow too, and every pointer on a thread without a cache finds
-// g_no_cache's list full. The test's constants come with the entry, so only the push waits
-// on the list's line (a third dependent load, after the pagemap's two).
+// g_no_cache's list full. The test's constants are the entry's class's (Pagemap::Find),
+// from a table of 1.5 KiB that stays in L1, so the check and the push each wait on one
+// more load after the pagemap's two, side by side.
+//
+// Nor is nullptr tested here: page 0 is never a heap page, so its entry is 0 (or no leaf
+// covers it), it fails the checks, and FreeSlow returns for it. free(nullptr) takes the slow
+// path's call; every other free saves the test and its branch.
 template <bool kChecked>
 inline void FreeFast(void* ptr) noexcept {
-  if (ptr == nullptr) return;
   const Pagemap::Lookup page = g_pagemap.Find(ptr);
   const std::uint64_t entry = page.entry;
   const std::size_t cls = entry & Pagemap::kClassMask;
@@ -862,19 +888,19 @@ inline void FreeFast(void* ptr) noexcept {
 // Free, which frees by the entry), and passes the same object-start and mark checks, so
 // every misuse the plain free catches is caught here too.
 inline void FreeSizedFast(void* ptr, std::size_t bytes) noexcept {
-  if (bytes <= kMaxSmallSize) [[likely]] {
-    const std::size_t cls = FastClassFor(bytes);
-    ThreadCache* tc = t_cache;
-    ThreadCache::List* list = &tc->lists[cls];
-    // Past the class test the compiler knows the entry's class equals `cls` and would index
-    // the list with the entry's, which arrives two loads later; the empty asm hides that.
-    asm("" : "+r"(list));
-    const Pagemap::Lookup page = g_pagemap.Find(ptr);  // no leaf (nullptr too): entry 0
-    if ((page.entry & Pagemap::kClassMask) == cls &&
-        MayFree(ptr, page.entry, page.freed_mark, page.start_test) &&
-        MarkAndPushIfRoom(*list, cls, ptr, page.freed_mark)) [[likely]] {
-      return;
-    }
+  const std::size_t cls = FastClassOrZero(bytes);  // 0 for a large size: Free below
+  ThreadCache* tc = t_cache;
+  ThreadCache::List* list = &tc->lists[cls];
+  std::size_t test_cls = cls;
+  // Past the class test the compiler knows the entry's class equals `cls` and would index
+  // the list and the test with the entry's, which arrives two loads later; the empty asm
+  // hides that.
+  asm("" : "+r"(list), "+r"(test_cls));
+  const Pagemap::Lookup page = g_pagemap.Find(ptr);  // no leaf (nullptr too): entry 0
+  if ((page.entry & Pagemap::kClassMask) == cls &&
+      MayFree(ptr, page.entry, page.freed_mark, pagemap_detail::StartTestOf(test_cls)) &&
+      MarkAndPushIfRoom(*list, cls, ptr, page.freed_mark)) [[likely]] {
+    return;
   }
   Free(ptr);
 }

@@ -23,14 +23,11 @@ bool Pagemap::Ensure(std::uintptr_t page, std::size_t count) noexcept {
 void Pagemap::Set(std::uintptr_t page, std::size_t count, Span* span,
                   std::uint8_t size_class) noexcept {
   const std::uint64_t entry = ObjectStartEntry(page, size_class);
-  const ObjectStartTest test = detail::kObjectStartTests[size_class];
   for (std::size_t i = 0; i < count; ++i) {
     const std::uintptr_t p = page + i;
     Leaf* leaf = root_[p >> kLeafBits].load(std::memory_order_relaxed);
     Slot& slot = leaf->slot[p & (kLeafLength - 1)];
     __atomic_store_n(&slot.span, span, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.start_test.multiplier, test.multiplier, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.start_test.bound, test.bound, __ATOMIC_RELAXED);
     __atomic_store_n(&slot.entry, entry, __ATOMIC_RELAXED);
   }
 }

@@ -1,7 +1,6 @@
 // Pagemap: a 2-level radix tree over 48-bit addresses mapping each heap page to its Span and
-// its entry (size class and object-start term of a small span, with the class's start-test
-// constants beside it), so Free finds a pointer's class, and whether it points at an
-// object's start, with two dependent loads and no lock.
+// its entry (size class and object-start term of a small span), so Free finds a pointer's
+// class, and whether it points at an object's start, with two dependent loads and no lock.
 #pragma once
 
 #include <atomic>
@@ -13,6 +12,29 @@
 #include "host/span.h"
 
 namespace memarena::host {
+namespace pagemap_detail {
+// The start tests as two arrays, each indexed by the class with a scale of 8 from one base
+// (an array of 16-byte pairs needs the class shifted first), in a copy with internal
+// linkage (a namespace-scope constexpr is not inline), so the free path addresses it
+// RIP-relative, not through the shared library's GOT.
+struct StartTests {
+  std::uint64_t multiplier[kNumClasses + 1];
+  std::uint64_t bound[kNumClasses + 1];
+};
+constexpr StartTests kStartTests = [] {
+  StartTests tests{};
+  for (std::size_t cls = 0; cls <= kNumClasses; ++cls) {
+    tests.multiplier[cls] = detail::kObjectStartTests[cls].multiplier;
+    tests.bound[cls] = detail::kObjectStartTests[cls].bound;
+  }
+  return tests;
+}();
+
+// The start test of class `cls` (all zero for class 0).
+inline ObjectStartTest StartTestOf(std::size_t cls) noexcept {
+  return {kStartTests.multiplier[cls], kStartTests.bound[cls]};
+}
+}  // namespace pagemap_detail
 
 class Pagemap {
  public:
@@ -22,7 +44,7 @@ class Pagemap {
   static constexpr std::size_t kLeafLength = std::size_t{1} << kLeafBits;
   static constexpr std::size_t kRootLength = std::size_t{1} << kRootBits;
 
-  static constexpr std::size_t kLeafBytes = kLeafLength * 32;  // address space of one leaf
+  static constexpr std::size_t kLeafBytes = kLeafLength * 16;  // address space of one leaf
 
   constexpr Pagemap() = default;
   Pagemap(const Pagemap&) = delete;
@@ -46,13 +68,13 @@ class Pagemap {
   std::uint64_t EntryOf(const void* ptr) const noexcept { return Find(ptr).entry; }
 
   // EntryOf, with the start test of the entry's class and the freed mark of a small object
-  // on that page (invalid_free.h): the test's constants share the entry's line, so the free
-  // path's check waits on this one lookup and not on the thread cache's list line as well
-  // (which it needs only for the push); the mark is the address of the leaf that holds the
-  // entry, which the lookup has in a register anyway. The words are read without the lock
-  // while Set may rewrite them, so an entry may come with another class's test, but only on
-  // a page whose span is being remapped, which no legal free names; a mismatched pair almost
-  // never passes, and the slow path checks a failed one again with the entry's own class.
+  // on that page (invalid_free.h); the mark is the address of the leaf that holds the
+  // entry, which the lookup has in a register anyway. The entry is the one word of the slot
+  // the check reads, and the test is a constant of the class it names, never a word of its
+  // own beside it: Set rewrites a page's slot without the lock while frees read it, and a
+  // test stored beside the entry could be read from one class with the entry from the next
+  // (a double free racing with its span's reuse could then pass the check; issue 12). One
+  // word cannot tear, so a free sees the page as it was before or after a Set, never a mix.
   struct Lookup {
     std::uint64_t entry = 0;
     ObjectStartTest start_test;     // all zero (fails every pointer) for class 0
@@ -62,10 +84,9 @@ class Pagemap {
     const std::uintptr_t page = PageOf(ptr);
     const Leaf* leaf = LeafOf(page);
     if (leaf == nullptr) return {};
-    const Slot& slot = leaf->slot[page & (kLeafLength - 1)];
-    return {__atomic_load_n(&slot.entry, __ATOMIC_RELAXED),
-            {__atomic_load_n(&slot.start_test.multiplier, __ATOMIC_RELAXED),
-             __atomic_load_n(&slot.start_test.bound, __ATOMIC_RELAXED)},
+    const std::uint64_t entry =
+        __atomic_load_n(&leaf->slot[page & (kLeafLength - 1)].entry, __ATOMIC_RELAXED);
+    return {entry, pagemap_detail::StartTestOf(entry & kClassMask),
             reinterpret_cast<std::uintptr_t>(leaf)};
   }
 
@@ -91,14 +112,14 @@ class Pagemap {
  private:
   // Leaves live in zeroed OS memory and are read without the lock while the heap writes
   // other entries, so entries are accessed with relaxed atomic builtins (plain moves on
-  // x86, visible to TSAN). One page's slot is 32 bytes on a 32-byte boundary: the free
-  // path reads its entry and start test from one line.
-  struct alignas(32) Slot {
+  // x86, visible to TSAN). A slot is 16 bytes, 4 pages to a line: 32 bytes with the start
+  // test beside the entry cost random_slots 8 % more D1 misses (docs/host.md).
+  struct alignas(16) Slot {
     std::uint64_t entry;
-    ObjectStartTest start_test;
     Span* span;
   };
-  static_assert(sizeof(Slot) == 32);
+  static_assert(sizeof(Slot) == 16);
+
   struct Leaf {
     Slot slot[kLeafLength];
   };

@@ -14,4 +14,8 @@ inline void CpuRelax() noexcept {
 #endif
 }
 
+// Asks the CPU to bring the line at `address` into every cache level ahead of a load
+// (x86 `prefetcht0`); never faults, so nullptr or a stale address is harmless.
+inline void Prefetch(const void* address) noexcept { __builtin_prefetch(address, 0, 3); }
+
 }  // namespace memarena::platform
