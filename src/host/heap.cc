@@ -558,10 +558,12 @@ void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) 
 
 void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
   std::size_t cls = 0;
-  if (alignment <= kMinAlign) {
-    if (bytes <= kMaxSmallSize) cls = FastClassFor(bytes);
-  } else if (alignment <= kPageSize) {
-    cls = ClassForAligned(bytes, alignment);
+  if (bytes <= kMaxClassRequest) {  // else a page run (cls 0)
+    if (alignment <= kMinAlign) {
+      cls = FastClassFor(bytes);
+    } else if (alignment <= kPageSize) {
+      cls = ClassForAligned(bytes, alignment);
+    }
   }
   return cls != 0 ? AllocateSmall(cls, failure) : AllocateLarge(bytes, alignment, failure);
 }

@@ -11,6 +11,21 @@
 
 namespace memarena::host {
 
+// Requests above this are page runs from the page heap (large spans), not objects of the
+// classes above it: a freed run merges with its free neighbours and serves any length, where
+// a block cached for its class (thread cache, central list, partly used span) served only
+// that class. The testsuite workload, whose cases allocate 16 B - 256 KiB log-uniformly,
+// peaked at 31.6 MiB with classes up to 256 KiB and at 27.0 with page runs above 64 KiB, at
+// level CPU (issue 12; docs/host.md, "Every workload beside the four peers"). Lower bounds
+// paid more memory (live_set_1t 15.5 -> 11.2 MiB above 8 KiB, 10.5 above 4 KiB), but each
+// run's two locked page-heap operations and the slow paths around them cost random_slots
+// (16 B - 32 KiB, free-then-malloc) 2.5x its CPU and 1.5x its RSS, and mixed_heap (up to
+// 64 KiB) 1.3-2x its CPU, even with a per-thread stash of freed runs. heap.cc's fast path
+// still looks in the class's list (empty unless an aligned request was rounded up into that
+// class) before its slow path gets here.
+inline constexpr std::size_t kMaxClassRequest = std::size_t{64} << 10;
+static_assert(kMaxClassRequest < kMaxSmallSize && kMaxClassRequest % kPageSize == 0);
+
 // Folds every thread's counters into one snapshot. Takes locks; not for hot paths.
 AllocatorStats Stats() noexcept;
 

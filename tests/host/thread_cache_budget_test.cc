@@ -200,7 +200,8 @@ TEST(ThreadCacheBudget, AllocationsThatMayFailCountOnTheScavengeClock) {
 }
 
 // The testsuite workload's shape: each round (a test case) uses about a third of the
-// classes up to 256 KiB, one or two blocks each, and frees everything at its end. Counted on
+// classes up to kMaxClassRequest (requests above it are page runs, which no list caches),
+// one or two blocks each, and frees everything at its end. Counted on
 // the heap's own books: an allocation is a hit when the thread's list of its class held an
 // object before it. Scavenging at every budget shortfall (the policy before) drained the
 // lists a round had not used, and most allocations refilled from the central lists.
@@ -218,7 +219,7 @@ TEST(ThreadCacheBudget, ClassesUsedOnceInAFewRoundsStayCached) {
     std::size_t counted = 0;
     std::vector<void*> live;
     for (int round = 0; round < kRounds; ++round) {
-      for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+      for (std::size_t cls = 1; cls <= ClassFor(kMaxClassRequest); ++cls) {
         if (next() % 3 != 0) continue;
         const int blocks = 1 + static_cast<int>(next() % 2);
         for (int i = 0; i < blocks; ++i) {
@@ -310,7 +311,7 @@ std::size_t MostCachedWhileACohortGrows(FreeMovedFn free_moved) {
     }
     if (step % 64 != 0) continue;
     std::size_t cached = 0;
-    for (std::size_t cls = ClassFor(kFrom); cls <= kNumClasses; ++cls) {
+    for (std::size_t cls = ClassFor(kFrom); cls <= ClassFor(kMaxClassRequest); ++cls) {
       cached += CallingThreadCachedObjects(cls) * ClassSize(cls);
     }
     most = std::max(most, cached);
@@ -321,13 +322,14 @@ std::size_t MostCachedWhileACohortGrows(FreeMovedFn free_moved) {
 
 // A realloc that moves a block of 8 KiB and up frees it to its span (FreeMoved): the
 // cohort's lists then hold no more than a refill leaves, at most a batch less one object of
-// each class from 8 KiB up (batch 2-8, one handed out), where through Free they grew as
+// each class from 8 KiB to kMaxClassRequest (batch 2-8, one handed out; the cohort's blocks
+// above it are page runs, which no list caches), where through Free they grew as
 // the cohort passed and never ran above their low-water mark at a scavenge (62.8 MiB peak
 // RSS in realloc_grow, 17 MiB of it cached).
 TEST(ThreadCacheBudget, BigBlocksReallocMovedAwayFromAreNotCached) {
   ExpectPoolWhole();
   std::size_t refill_leftovers = 0;
-  for (std::size_t cls = ClassFor(8 << 10); cls <= kNumClasses; ++cls) {
+  for (std::size_t cls = ClassFor(8 << 10); cls <= ClassFor(kMaxClassRequest); ++cls) {
     refill_leftovers += std::size_t{ClassInfo(cls).batch - 1} * ClassSize(cls);
   }
   std::thread through_free([&] {
