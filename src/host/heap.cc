@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/asan.h"
+#include "common/large_bss.h"
 #include "host/cache_budget.h"
 #include "host/central_cache.h"
 #include "host/check.h"
@@ -96,9 +97,9 @@ inline std::size_t FastClassOrZero(std::size_t size) noexcept {
   return size <= kMaxSmallSize ? kLargeClass[(size + 127) >> 7] : 0;
 }
 
-constinit Pagemap g_pagemap;
+MEMARENA_LARGE_BSS(pagemap) constinit Pagemap g_pagemap;  // 1 MiB of root, one entry used per 2 GiB
 constinit PageHeap g_page_heap{&g_pagemap, PageHeap::kDefaultGrowBytes};
-constinit CentralCache g_central;  // zero-initialised (.bss): the two above are its defaults
+MEMARENA_LARGE_BSS(central) constinit CentralCache g_central;  // zero (.bss): the two above are its defaults
 // Each thread cache on pages of its own: two threads' caches in one 4 KiB page put both
 // threads' fast-path lines where the L2 streamer prefetches (as false_sharing's objects).
 constinit MetaPool<ThreadCache> g_cache_pool{4096};
@@ -135,7 +136,7 @@ constinit std::atomic<int> g_hooks_state{0};
 // empty and every bound 0, so the fast paths need no null test: an allocation finds no
 // object and a checked free finds its list full, and both go to their slow paths. Nothing
 // ever writes it.
-constinit ThreadCache g_no_cache;  // all zero (.bss): never resident, it is only read
+MEMARENA_LARGE_BSS(no_cache) constinit ThreadCache g_no_cache;  // all zero: never resident, only read
 thread_local ThreadCache* t_cache __attribute__((tls_model("initial-exec"))) = &g_no_cache;
 // The same cache, nullptr when the thread has none: for the slow paths, and for the
 // unchecked free, which keeps the one-uop null test it had instead of the checked free's

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/large_bss.h"
 #include "common/observability_config.h"
 #include "common/trace_log.h"
 #include "host/heap.h"
@@ -37,7 +38,7 @@ namespace {
 // destructors ran, and Record on a closed log is a defined no-op. Built by StartTrace in
 // zeroed storage (.bss, never touched) rather than constant-initialised: its fd of -1 would
 // put the whole 32 KiB buffer in the library's .data, resident in every process.
-alignas(common::TraceLog) unsigned char g_trace_storage[sizeof(common::TraceLog)];
+MEMARENA_LARGE_BSS(trace) alignas(common::TraceLog) unsigned char g_trace_storage[sizeof(common::TraceLog)];
 constinit bool g_trace_built = false;
 
 // Only once StartTrace built it: every caller runs while g_tracing is or was set.
@@ -54,7 +55,7 @@ void WriteMessage(const std::string& text) noexcept {
 // Plain arrays, constant-initialized: the load-time constructor runs before this library's
 // dynamic initializers, so a std::string here would not exist yet.
 constinit int g_stats_fd = -1;
-constinit char g_stats_path[4096] = {};
+MEMARENA_LARGE_BSS(stats_path) constinit char g_stats_path[4096] = {};
 constinit bool g_stats_detail = false;  // stats_detail: the per-size-class rows too
 
 // "%p" in the path becomes the process id, so programs that spawn children (which read the
