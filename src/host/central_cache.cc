@@ -2,6 +2,7 @@
 #include "host/central_cache.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "host/check.h"
 
@@ -27,9 +28,26 @@ struct Chain {
   }
 };
 
+// A third carver's takeover of the front: it starts on the next kCarvePageBytes page, so it
+// writes no page the old front carver is writing (false_sharing: the main thread's
+// `checksums`, written by both workers, shared its page with the third carver's objects).
+// The rest of the old page waits in Span::skipped until [bump, bump_end) runs out; while
+// one rest waits, a takeover continues where the front stands.
+void SkipToTheNextPage(Span& span, std::size_t size) noexcept {
+  if (span.skipped != span.skipped_end) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(span.bump);
+  const std::uintptr_t page_end =
+      (at + CentralCache::kCarvePageBytes - 1) & ~(CentralCache::kCarvePageBytes - 1);
+  const std::size_t skip = (page_end - at + size - 1) / size;  // objects starting before it
+  if (skip == 0 || skip * size >= static_cast<std::size_t>(span.bump_end - span.bump)) return;
+  span.skipped = span.bump;
+  span.bump += skip * size;
+  span.skipped_end = span.bump;
+}
+
 // Whether `carver` carves [bump, bump_end) from the back (else from the front), claiming a
 // free end or taking the front over (Span::front_carver).
-bool CarvesFromTheBack(Span& span, const void* carver) noexcept {
+bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcept {
   if (carver == nullptr || carver == span.front_carver) return false;
   if (carver == span.back_carver) return true;
   if (span.front_carver == nullptr) {
@@ -41,6 +59,7 @@ bool CarvesFromTheBack(Span& span, const void* carver) noexcept {
     return true;
   }
   span.front_carver = carver;
+  SkipToTheNextPage(span, size);
   return false;
 }
 
@@ -52,8 +71,16 @@ bool MidLinePair(const char* at) noexcept {
 // `line_pairs`, on to the next line-pair boundary).
 void Carve(Span& span, std::size_t size, const void* carver, int goal, bool line_pairs,
            Chain& chain) noexcept {
-  if (chain.taken >= goal || span.bump == span.bump_end) return;
-  if (CarvesFromTheBack(span, carver)) {
+  if (chain.taken >= goal) return;
+  if (span.bump == span.bump_end) {
+    if (span.skipped == span.skipped_end) return;
+    // The skipped rest is the span's last never-used range: anyone carves it, from a fresh
+    // claim.
+    span.bump = std::exchange(span.skipped, nullptr);
+    span.bump_end = std::exchange(span.skipped_end, nullptr);
+    span.front_carver = span.back_carver = nullptr;
+  }
+  if (CarvesFromTheBack(span, size, carver)) {
     const char* start = span.bump_end;
     for (; (chain.taken < goal ||
             (line_pairs && span.bump_end != start && MidLinePair(span.bump_end))) &&
@@ -97,6 +124,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       span->bump = span->Start();
       span->bump_end = span->bump + std::size_t{info.objects} * info.size;
       span->front_carver = span->back_carver = nullptr;
+      span->skipped = span->skipped_end = nullptr;
       span->in_central_list = true;
       list.spans.Push(span);
       list.free_objects += info.objects;
@@ -108,7 +136,8 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       ++span->allocated;
     }
     Carve(*span, info.size, carver, count, carve_end == CarveEnd::kLinePair, chain);
-    if (span->free_objects == nullptr && span->bump == span->bump_end) {
+    if (span->free_objects == nullptr && span->bump == span->bump_end &&
+        span->skipped == span->skipped_end) {
       list.spans.Remove(span);
       span->in_central_list = false;
     }
@@ -205,7 +234,8 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
          object = NextOf(object)) {
       ++free;
     }
-    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size;
+    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size +
+            static_cast<std::size_t>(span->skipped_end - span->skipped) / info.size;
     if (free == 0) return "a central list holds a span with no free object";
     if (span->allocated + free != info.objects) {
       return "a small span's allocated plus free objects differ from its object count";

@@ -54,9 +54,10 @@ class CentralCache {
   // address; nullptr: anyone) thread-affine, as mimalloc's thread-owned pages: the span's
   // first carver takes them from its front, the next from its back, so two threads
   // refilled from one class write no common kCarvePageBytes page until one span's ends
-  // meet. A third takes the front over where it stands (Span::front_carver): skipping to
-  // the next page, with the rest kept for the old carver, held larson 0.1-0.2 MiB more
-  // (threads that come and go left rests nobody took). Objects freed back to a span go to
+  // meet. A third takes the front over on the next kCarvePageBytes page (Span::front_carver);
+  // the rest of the old front's page waits in Span::skipped, carved by anyone once
+  // [bump, bump_end) runs out (kept for the old carver alone, rests of threads that come and
+  // go held larson 0.1-0.2 MiB more). Objects freed back to a span go to
   // whoever asks next. With CarveEnd::kLinePair a carve goes on to the next
   // kCarveAlignBytes boundary (a back carve down to one), so it may return up to 7 more
   // than `count` (class sizes are multiples of 16).
@@ -98,6 +99,7 @@ class CentralCache {
   // Invariant (CheckInvariants):
   //   free_objects == num_batches * ClassInfo(cls).batch
   //                   + sum over spans of length(free_objects) + (bump_end - bump) / size
+  //                                       + (skipped_end - skipped) / size
   struct alignas(64) ClassList {  // cache-line aligned: classes do not contend
     mutable SpinLock lock;
     // Spans of this class with a free or never-used object.

@@ -23,8 +23,9 @@ inline constexpr std::uint32_t kSpareSampledSpan = ~std::uint32_t{0};
 //   free span:  state != kInUse, size_class == 0, and the pagemap maps first_page and
 //               LastPage() to it
 //   small span: allocated + length(free_objects) + (bump_end - bump) / size
-//                   == ClassInfo(size_class).objects
-//               in_central_list == (length(free_objects) + (bump_end - bump) / size > 0)
+//                   + (skipped_end - skipped) / size == ClassInfo(size_class).objects
+//               in_central_list == (length(free_objects) + (bump_end - bump) / size
+//                                   + (skipped_end - skipped) / size > 0)
 struct Span {
   std::uintptr_t first_page = 0;
   std::size_t num_pages = 0;
@@ -44,9 +45,13 @@ struct Span {
   // Small spans: who carves never-used objects (CentralCache::Remove; a thread cache's
   // address, never dereferenced). One thread carves [bump, bump_end) upwards from the front,
   // another downwards from the back, so two threads refilled from one span write no common
-  // 4 KiB page until their ends meet; a third takes the front over where it stands.
+  // 4 KiB page until their ends meet; a third takes the front over on the next 4 KiB page.
   const void* front_carver = nullptr;
   const void* back_carver = nullptr;
+  // Small spans: never-used objects a front takeover skipped, the rest of the old front
+  // carver's 4 KiB page. Carved when [bump, bump_end) runs out; empty (equal) otherwise.
+  char* skipped = nullptr;
+  char* skipped_end = nullptr;
   std::size_t requested = 0;     // large spans: bytes the caller asked for
 
   char* Start() const noexcept { return reinterpret_cast<char*>(first_page << kPageShift); }
