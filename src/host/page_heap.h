@@ -159,12 +159,15 @@ class PageHeap {
   //   held_ == in_use_bytes_ + free_bytes_[kFree]
   //   reserved_bytes_ == in_use_bytes_ + free_bytes_[kFree] + free_bytes_[kReturned]
   //   reserved_bytes_ == sum of r->num_pages * kPageSize over reservations_
+  //   bit n of nonempty_[s] == !free_[s][n].Empty() for 1 <= n <= kMaxPages
   //   num_spare_records_ == length of spare_records_ <= kMaxSpareRecords
   //   ceiling_ == 0 || held_ <= ceiling_
   mutable SpinLock lock_;
   Pagemap* pagemap_;
   std::size_t grow_bytes_;
   SpanList free_[kStates][kMaxPages + 1] MEMARENA_GUARDED_BY(lock_) = {};
+  // Bit n % 64 of word n / 64: free_[s][n] holds a span (FindFit skips the empty lists).
+  std::uint64_t nonempty_[kStates][kMaxPages / 64 + 1] MEMARENA_GUARDED_BY(lock_) = {};
   // Free spans above kMaxPages, searched best-fit.
   SpanList large_[kStates] MEMARENA_GUARDED_BY(lock_) = {};
   Span* spare_records_ MEMARENA_GUARDED_BY(lock_) = nullptr;
