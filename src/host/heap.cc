@@ -946,6 +946,18 @@ MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateOrThrow(
                                                                       on_failure);
 }
 
+// The alignment is a constant here, so AllocateFast's alignment test folds away.
+MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateMinAlignedOr(
+    std::size_t bytes, AllocationFailure on_failure) noexcept {
+  return AllocateFast<true, AllocateSlowOr<AllocationFailure>>(bytes, kMinAlign, on_failure);
+}
+
+MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateMinAlignedOrThrow(
+    std::size_t bytes, ThrowingAllocationFailure on_failure) {
+  return AllocateFast<true, AllocateSlowOr<ThrowingAllocationFailure>>(bytes, kMinAlign,
+                                                                      on_failure);
+}
+
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateUnchecked(
     std::size_t bytes, std::size_t alignment) noexcept {
   return AllocateFast<false, AllocateSlow>(bytes, alignment);

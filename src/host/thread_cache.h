@@ -18,10 +18,6 @@
 namespace memarena::host {
 
 struct alignas(64) ThreadCache {
-  // Bytes this thread may still allocate before its next heap sample (heap_sampler.h): the
-  // fast path's one extra subtraction. sampler::kOffInterval when sampling is off.
-  std::int64_t sample_left = 0;
-  std::uint64_t sample_epoch = 0;  // sampler::Epoch() when sample_left was drawn
   // 32 bytes on a 32-byte boundary: one line holds all that an allocation or a free touches
   // of its class (the free's object-start constants are in the pagemap slot it reads).
   struct alignas(32) List {
@@ -34,7 +30,13 @@ struct alignas(64) ThreadCache {
   };
   static_assert(sizeof(List) == 32);
 
+  // First in the cache, so that a list's address is the cache's plus class * 32: the fast
+  // paths index it with one shift (at offset 32, an add more in every allocation).
   List lists[kNumClasses + 1];
+  // Bytes this thread may still allocate before its next heap sample (heap_sampler.h): the
+  // fast path's one extra subtraction. sampler::kOffInterval when sampling is off.
+  std::int64_t sample_left = 0;
+  std::uint64_t sample_epoch = 0;  // sampler::Epoch() when sample_left was drawn
   // Objects taken from the central cache minus objects given back, per class. With the
   // list lengths this yields in-use objects (net_out - length) and so the frees
   // (allocs - in use) without counting frees on the fast path.
@@ -82,6 +84,7 @@ struct alignas(64) ThreadCache {
   // threads each use one to a few dozen classes, and exit 4,800 times).
   std::uint64_t touched[(kNumClasses + 64) / 64] = {};
 };
+static_assert(offsetof(ThreadCache, lists) == 0, "the fast paths index the lists from the cache's address");
 
 // Owner-only update: a plain load and store, not a locked instruction.
 template <typename T>

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "host/host_api.h"
+#include "host/size_classes.h"
 #include "override/runtime.h"
 #include "platform/os.h"
 
@@ -17,6 +18,7 @@ namespace memarena::dropin {
 
 // What malloc and a plain operator new guarantee (glibc gives 16 on x86-64).
 inline constexpr std::size_t kMallocAlignment = alignof(std::max_align_t);
+static_assert(kMallocAlignment <= host::kMinAlign, "malloc takes the heap's alignment-free entry");
 
 constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -40,8 +42,11 @@ constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x -
 
 // The fast path checks the trace flag first, so the common case is one flag test and a
 // jump: the failure test lives in host::AllocateOr's slow path, so malloc keeps no frame.
+// Up to the classes' own alignment (malloc's constant one: the test folds away) the entry
+// without an alignment argument is taken.
 inline void* AllocateAligned(std::size_t bytes, std::size_t alignment) noexcept {
   if (TracingOn()) [[unlikely]] return AllocateTraced(bytes, alignment);
+  if (alignment <= host::kMinAlign) return host::AllocateMinAlignedOr(bytes, &FailUntraced);
   return host::AllocateOr(bytes, alignment, &FailUntraced);
 }
 
@@ -186,13 +191,16 @@ void* NewNothrowTraced(std::size_t bytes, std::size_t alignment) noexcept;
 
 // host::AllocateOr calls the failure path in place of returning nullptr, so operator new is
 // a flag test and a jump. NewSlow's exception passes through AllocateOr's slow path.
+// The plain forms' constant alignment folds the alignment test away, as in AllocateAligned.
 inline void* New(std::size_t bytes, std::size_t alignment) {
   if (TracingOn()) [[unlikely]] return NewTraced(bytes, alignment);
+  if (alignment <= host::kMinAlign) return host::AllocateMinAlignedOrThrow(bytes, &NewSlow);
   return host::AllocateOrThrow(bytes, alignment, &NewSlow);
 }
 
 inline void* NewNothrow(std::size_t bytes, std::size_t alignment) noexcept {
   if (TracingOn()) [[unlikely]] return NewNothrowTraced(bytes, alignment);
+  if (alignment <= host::kMinAlign) return host::AllocateMinAlignedOr(bytes, &NewNothrowSlow);
   return host::AllocateOr(bytes, alignment, &NewNothrowSlow);
 }
 

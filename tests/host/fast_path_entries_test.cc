@@ -182,5 +182,47 @@ TEST(AllocateOr, AThrowingFailurePathThrowsThroughTheHeap) {
   EXPECT_EQ(CheckHeap(), nullptr);
 }
 
+// The entries without an alignment argument (malloc's and plain operator new's): the same
+// failure path, called with the default alignment, and blocks from the thread's lists.
+TEST(AllocateMinAlignedOr, CallsTheFailurePathWithTheDefaultAlignment) {
+  g_failed_alignment = 0;
+  EXPECT_EQ(AllocateMinAlignedOr(kRefused, &RecordFailure), &g_fallback);
+  EXPECT_EQ(g_failed_bytes, kRefused);
+  EXPECT_EQ(g_failed_alignment, kMinAlign);
+  g_failed_bytes = 0;
+  for (std::size_t bytes : kSizes) {
+    void* p = AllocateMinAlignedOr(bytes, &RecordFailure);
+    ASSERT_NE(p, nullptr);
+    ASSERT_NE(p, &g_fallback);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % kMinAlign, 0u) << bytes;
+    EXPECT_GE(UsableSize(p), bytes);
+    Free(p);
+  }
+  EXPECT_EQ(g_failed_bytes, 0u) << "called on success";
+  EXPECT_EQ(CheckHeap(), nullptr);
+}
+
+TEST(AllocateMinAlignedOr, TakesTheThreadsCachedBlockAndClearsItsFreedMark) {
+  for (int i = 0; i < 64; ++i) Free(Allocate(96, 0));  // the list's bound grows with use
+  void* p = Allocate(96, 0);
+  ASSERT_NE(p, nullptr);
+  const std::size_t cls = ClassFor(96);
+  const std::size_t cached = CallingThreadCachedObjects(cls);
+  Free(p);
+  if (CallingThreadCachedObjects(cls) != cached + 1) GTEST_SKIP() << "the free overflowed";
+  EXPECT_EQ(AllocateMinAlignedOrThrow(96, &ThrowOnFailure), p);
+  EXPECT_EQ(UsableSize(p), ClassSize(cls)) << "live again: the freed mark is cleared";
+  Free(p);  // no double-free report: the allocation cleared the mark
+  EXPECT_EQ(UsableSize(p), 0u) << "freed again";
+}
+
+TEST(AllocateMinAlignedOr, AThrowingFailurePathThrowsThroughTheHeap) {
+  EXPECT_THROW(AllocateMinAlignedOrThrow(kRefused, &ThrowOnFailure), std::length_error);
+  void* p = AllocateMinAlignedOrThrow(200, &ThrowOnFailure);
+  ASSERT_NE(p, nullptr);
+  Free(p);
+  EXPECT_EQ(CheckHeap(), nullptr);
+}
+
 }  // namespace
 }  // namespace memarena::host
