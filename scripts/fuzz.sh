@@ -17,7 +17,7 @@ fuzzers=${FUZZERS:-host_ops_fuzzer arena_ops_fuzzer config_fuzzer planner_csv_fu
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMARENA_SANITIZE=address,undefined \
   -DMEMARENA_BUILD_FUZZERS=ON -DMEMARENA_BUILD_TESTS=OFF -DMEMARENA_BUILD_BENCH=OFF \
-  -DMEMARENA_BUILD_CUDA=OFF ${CMAKE_ARGS:-}
+  -DMEMARENA_BUILD_CUDA=OFF -DMEMARENA_UNITY_BUILD=ON ${CMAKE_ARGS:-}
 # shellcheck disable=SC2086
 cmake --build "$build" -j"$(nproc)" --target $fuzzers
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}

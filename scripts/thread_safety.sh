@@ -9,7 +9,7 @@ scripts/bootstrap.sh
 build=${BUILD_DIR:-build-thread-safety}
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-Wthread-safety" -DCMAKE_BUILD_TYPE=Debug \
-  -DMEMARENA_BUILD_TESTS=OFF -DMEMARENA_BUILD_BENCH=OFF ${CMAKE_ARGS:-}
+  -DMEMARENA_BUILD_TESTS=OFF -DMEMARENA_BUILD_BENCH=OFF -DMEMARENA_UNITY_BUILD=ON ${CMAKE_ARGS:-}
 # Every target the annotated code compiles into (tests and benchmarks hold no locks of ours).
 targets=(memarena memarena_dropin memarena_malloc memarena_gtest memarena_tools memarena_cli)
 # Read the whole list first: grep -q would close the pipe early, and under pipefail the
