@@ -3,10 +3,10 @@
 #pragma once
 
 #include <atomic>
-#include <thread>
 
 #include "common/scoped_lock.h"
 #include "platform/cpu.h"
+#include "platform/os.h"
 
 namespace memarena::host {
 
@@ -35,7 +35,7 @@ class MEMARENA_CAPABILITY("spin lock") SpinLock {
       if (spins < 64) {
         platform::CpuRelax();
       } else {
-        std::this_thread::yield();
+        platform::YieldCpu();
       }
     }
   }

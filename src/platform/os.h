@@ -79,6 +79,10 @@ bool OnThreadExit(void (*fn)(void*), void* arg) noexcept;
 // A small integer unique to the calling thread while it lives.
 std::uint64_t ThreadId() noexcept;
 
+// Gives the calling thread's CPU to another runnable thread (sched_yield): for a lock
+// waiter whose holder may be descheduled.
+void YieldCpu() noexcept;
+
 // Monotonic clock in nanoseconds.
 std::uint64_t NowNanos() noexcept;
 

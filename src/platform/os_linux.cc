@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -217,6 +218,8 @@ bool OnThreadExit(void (*fn)(void*), void* arg) noexcept {
 }
 
 std::uint64_t ThreadId() noexcept { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }
+
+void YieldCpu() noexcept { sched_yield(); }
 
 std::uint64_t NowNanos() noexcept {
   timespec ts{};
