@@ -38,7 +38,7 @@ class PageHeap {
   static constexpr std::size_t kMaxPages = 128;  // exact-size free lists up to 1 MiB
   static constexpr std::size_t kDefaultGrowBytes = std::size_t{256} << 20;
   // Without a ceiling, committed free spans beyond kMinKeptFree + (recent peak of in-use
-  // span bytes - in use now) are returned to the OS, largest first, checked once every
+  // span bytes - in use now) are returned to the OS, smallest first, checked once every
   // kScavengeInterval frees of a span (amortized; never on the thread-cache fast path).
   // "Recent" is this window of kWindowOps page-heap operations and the one before: a
   // program that frees and reallocates the same amount keeps its pages committed (no
