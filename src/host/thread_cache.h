@@ -84,7 +84,8 @@ struct alignas(64) ThreadCache {
   // threads each use one to a few dozen classes, and exit 4,800 times).
   std::uint64_t touched[(kNumClasses + 64) / 64] = {};
 };
-static_assert(offsetof(ThreadCache, lists) == 0, "the fast paths index the lists from the cache's address");
+static_assert(offsetof(ThreadCache, lists) == 0,
+              "the fast paths index the lists from the cache's address");
 
 // Owner-only update: a plain load and store, not a locked instruction.
 template <typename T>
