@@ -30,6 +30,13 @@ class PageHeapTest : public ::testing::Test {
     const char* problem = heap_.CheckInvariants();
     EXPECT_EQ(problem, nullptr) << problem;
   }
+  // Once every span is freed: the release leaves nothing held and every page returned.
+  void ExpectAllReturnedAfterRelease() {
+    heap_.ReleaseFree();
+    EXPECT_EQ(heap_.Stats().held, 0u);
+    EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);  // all merged back
+    ExpectConsistent();
+  }
 
   std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
   PageHeap heap_{pagemap_.get(), kGrowPages * kPageSize};
@@ -154,9 +161,7 @@ TEST_F(PageHeapTest, ARequestNoCommittedSpanFitsStraddlesTheFreeRunWithTheMostCo
   heap_.Delete(wide);
   heap_.Delete(a);
   heap_.Delete(e);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);  // all merged back
-  ExpectConsistent();
+  ExpectAllReturnedAfterRelease();
 }
 
 TEST_F(PageHeapTest, ReleaseDecommitsFreeSpansAndMergesThemWithTheRest) {
@@ -441,10 +446,7 @@ TEST_F(PageHeapTest, AGrownSpanTakesTheCommittedFreePagesAfterIt) {
   EXPECT_EQ(heap_.LargeInUse(), 0u);
   EXPECT_EQ(heap_.LargeRequested(), 0u);
   EXPECT_EQ(heap_.Stats().free_committed, heap_.Stats().held);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().held, 0u);
-  EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);  // all merged back
-  ExpectConsistent();
+  ExpectAllReturnedAfterRelease();
 }
 
 TEST_F(PageHeapTest, ASpanFollowedByAnInUseSpanDoesNotGrow) {
@@ -483,9 +485,7 @@ TEST_F(PageHeapTest, AGrownSpanCommitsTheReturnedPagesItTakes) {
   EXPECT_EQ(after.reserved, before.reserved);
   ExpectConsistent();
   heap_.Delete(a);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);
-  ExpectConsistent();
+  ExpectAllReturnedAfterRelease();
 }
 
 // Committing pages here while a committed free span could take the whole block would
