@@ -506,6 +506,30 @@ TEST_F(PageHeapTest, AGrowThatWouldCommitPagesGivesWayToACommittedSpanThatFits) 
   ExpectConsistent();
 }
 
+// Near the ceiling a grow that commits pages first releases the committed free spans, as
+// New does, but not the one it is about to take.
+TEST_F(PageHeapTest, AGrowAboveTheThresholdReleasesFreeSpansOutsideItsWindow) {
+  ASSERT_TRUE(heap_.TrySetCeiling(16 * kPageSize));
+  heap_.SetReleaseRatio(0.5);  // the release threshold: 8 pages
+  Span* x = New(2);
+  Span* y = New(1);
+  Span* a = New(4);
+  Span* b = New(2);  // the reservation's returned rest follows b
+  ASSERT_TRUE(x && y && a && b);
+  heap_.Delete(x);  // 2 committed free pages away from a: too small for the grown block
+  heap_.Delete(b);  // 2 committed free pages right after a
+  ASSERT_EQ(heap_.Stats().held, 9 * kPageSize);
+  // 4 more pages, 2 of them returned: held would reach 11 pages > 8.
+  ASSERT_TRUE(heap_.GrowInPlace(a, 8, 8 * kPageSize));
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.num_releases, 1u) << "x alone goes back";
+  EXPECT_EQ(s.bytes_released, 2 * kPageSize);
+  EXPECT_EQ(s.free_committed, 0u);
+  EXPECT_EQ(s.held, (1 + 8) * kPageSize);
+  EXPECT_EQ(a->num_pages, 8u);
+  ExpectConsistent();
+}
+
 TEST_F(PageHeapTest, TheCeilingRefusesAGrowAndLeavesTheSpanAsItWas) {
   ASSERT_TRUE(heap_.TrySetCeiling(8 * kPageSize));
   Span* a = New(6);
