@@ -452,17 +452,23 @@ TEST(DropinSymbols, CeilingGivesNullAndBadAllocThenRecovers) {
 TEST(DropinSymbols, ReallocHeadroomThatDoesNotFitUnderTheCeilingIsNoOutOfMemory) {
   F().release_unused_spans();
   const memarena_stats start = Stats();
-  // Room for the 4 MiB block and a 5 MiB copy, not for the 6 MiB one with 50% headroom.
-  const std::size_t ceiling = start.bytes_held + 9 * kMiB + kMiB / 2;
+  // Room for the 4 MiB block, its 1 MiB neighbour and a 5 MiB copy, not for the 6 MiB one
+  // with 50% headroom. The live neighbour right after the block keeps it from growing in
+  // place, so realloc moves it.
+  const std::size_t ceiling = start.bytes_held + 10 * kMiB + kMiB / 2;
   ASSERT_EQ(F().set_ceiling(ceiling), 1);
   void* block = F().malloc(4 * kMiB);
+  void* neighbour = F().malloc(kMiB);
   void* grown = block != nullptr ? F().realloc(block, 5 * kMiB) : nullptr;
   const std::size_t usable = grown != nullptr ? F().malloc_usable_size(grown) : 0;
   const memarena_stats after = Stats();
   F().free(grown != nullptr ? grown : block);
+  F().free(neighbour);
   ASSERT_EQ(F().set_ceiling(0), 1);
   ASSERT_NE(block, nullptr);
+  ASSERT_EQ(neighbour, static_cast<char*>(block) + 4 * kMiB) << "not right after the block";
   ASSERT_NE(grown, nullptr) << "the exact size fits under the ceiling";
+  EXPECT_NE(grown, block) << "the block grew in place: the move is not tested";
   EXPECT_GE(usable, 5 * kMiB);
   EXPECT_EQ(after.num_ooms, start.num_ooms) << "the refused headroom counted as an OOM";
 }
