@@ -987,6 +987,28 @@ void FreeMoved(void* ptr, std::size_t usable) noexcept {
 
 MEMARENA_FAST_PATH_ALIGNED void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }
 
+bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
+  Span* span = ptr != nullptr ? g_pagemap.Get(Pagemap::PageOf(ptr)) : nullptr;
+  // A sampled block keeps the size its sample recorded: it moves.
+  if (!IsLiveLargeStart(ptr, span) || span->sample_entry != 0) return false;
+  if (bytes <= span->Bytes()) return true;
+  if (bytes > (std::size_t{1} << Pagemap::kAddressBits)) return false;
+  const std::size_t pages = (bytes + kPageSize - 1) >> kPageShift;
+  const auto added = static_cast<std::int64_t>((pages - span->num_pages) << kPageShift);
+  // The added pages count against the thread's sampling interval (and the scavenge's clock
+  // on it) as an allocation's would; one the interval would run out in moves instead, so
+  // the new block's allocation takes the sample.
+  ThreadCache* tc = OwnCache();
+  if (tc != nullptr && (tc->sample_epoch != sampler::Epoch() || tc->sample_left < added)) {
+    return false;
+  }
+  if (!g_page_heap.GrowInPlace(span, pages, bytes)) return false;
+  if (tc != nullptr) tc->sample_left -= added;
+  UpdatePeaks();
+  watermarks::Check();
+  return true;
+}
+
 std::size_t UsableSize(const void* ptr) noexcept {
   if (ptr == nullptr) return 0;
   const Pagemap::Lookup page = g_pagemap.Find(ptr);

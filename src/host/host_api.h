@@ -66,6 +66,15 @@ void FreeSized(void* ptr, std::size_t bytes) noexcept;
 // thread cache (heap.cc kMovedUncachedSize says why).
 void FreeMoved(void* ptr, std::size_t usable) noexcept;
 
+// Grows the live large block at `ptr` (one of more than kMaxSmallSize bytes, not sampled)
+// in place to at least `bytes` bytes when the pages after it are free (realloc without a
+// copy); its contents stay. False, with the block unchanged, for any other block, when
+// those pages are in use, when the ceiling refuses the pages to commit, or when a move is
+// the better choice (PageHeap::GrowInPlace; or the thread's sampling interval runs out, so
+// the moved block is sampled). Takes the page heap's lock; the caller has checked that
+// `ptr` is live (UsableSize).
+bool GrowInPlace(void* ptr, std::size_t bytes) noexcept;
+
 // Allocate and Free without the misuse checks on their fast paths (no freed mark, no
 // object-start test): for host_bench only, which prices the checks against them in one
 // run. A double or interior free through FreeUnchecked corrupts the heap silently.

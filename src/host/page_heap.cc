@@ -381,11 +381,16 @@ void AddLocked(std::atomic<std::size_t>& counter, std::size_t add, std::size_t s
 
 void PageHeap::CountNew(Span* span, std::size_t requested) noexcept {
   if (span == nullptr || span->size_class != 0) return;
-  span->requested = requested;
   ++large_allocs_;
+  CountLarge(span, span->Bytes(), requested);  // Carve left span->requested 0
+}
+
+// A large block gained `added_bytes` of span and now answers a request of `requested`.
+void PageHeap::CountLarge(Span* span, std::size_t added_bytes, std::size_t requested) noexcept {
   if (requested > max_large_request_) max_large_request_ = requested;
-  AddLocked(large_in_use_, span->Bytes(), 0);
-  AddLocked(large_requested_, requested, 0);
+  AddLocked(large_in_use_, added_bytes, 0);
+  AddLocked(large_requested_, requested, span->requested);
+  span->requested = requested;
 }
 
 Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
@@ -441,6 +446,79 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   CountNew(span, requested);
   CheckIfEnabled();
   return span;
+}
+
+// How many of the `pages` pages right after `span` lie in returned spans, or SIZE_MAX when
+// they are not all free (a free run alternates committed and returned spans: same-state
+// neighbours are merged).
+std::size_t PageHeap::ReturnedPagesAfter(const Span* span, std::size_t pages) const noexcept {
+  std::size_t returned = 0;
+  for (std::size_t covered = 0; covered < pages;) {
+    span = FreeNeighbour(span, true);
+    if (span == nullptr) return SIZE_MAX;
+    const std::size_t take = std::min(span->num_pages, pages - covered);
+    if (span->state == SpanState::kReturned) returned += take;
+    covered += take;
+  }
+  return returned;
+}
+
+// realloc's growth without a copy: the free spans after the block give up their front
+// pages to it. As in ExtendIntoReturned, only the returned pages in the window count as
+// new held bytes, and the window stays out of the release and the trim that precede them
+// (which may merge the records around it, hence the second walk; the pages' states stay).
+bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept {
+  SpinLockHolder hold(lock_);
+  if constexpr (kChecked) {
+    if (span->state != SpanState::kInUse || span->size_class != 0) {
+      HeapCorrupted("GrowInPlace of a span that is not a live large block");
+    }
+  }
+  if (pages <= span->num_pages) return pages == span->num_pages;
+  const std::size_t extra = pages - span->num_pages;
+  const std::uintptr_t lo = span->first_page + span->num_pages;
+  const std::uintptr_t hi = lo + extra;
+  const std::size_t returned = ReturnedPagesAfter(span, extra);
+  if (returned == SIZE_MAX) return false;
+  if (returned != 0) {
+    // Where a committed free span takes the whole grown block, moving there is cheaper than
+    // committing pages here: the copy faults nothing, and that span would otherwise sit
+    // unused until the trim returns it (realloc_grow 1: 15.2 k page faults and 273 releases
+    // with this rule, 19.4 k and 744 without; 15.8 k and 259 when every block moved).
+    if (FindFit(SpanState::kFree, pages, 1) != nullptr) return false;
+    const std::size_t missing = returned << kPageShift;
+    const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
+    if (threshold != 0 && Held() + missing > threshold && free_bytes_[0] != 0) {
+      ReleaseDownToLocked(0, false, lo, hi);  // New's ReleaseFreeLocked, less the window
+    }
+    TrimBeforeGrowLocked(extra << kPageShift, lo, hi);
+    if (!ReserveHeld(missing)) {
+      CheckIfEnabled();
+      return false;
+    }
+  }
+  // Each free span in the window is absorbed whole, or (the last) loses its front pages
+  // and keeps its record and state for the rest.
+  while (span->num_pages < pages) {
+    Span* next = FreeNeighbour(span, true);
+    Unlink(next);
+    const std::size_t take = std::min(next->num_pages, pages - span->num_pages);
+    span->num_pages += take;
+    if (take == next->num_pages) {
+      DeleteRecord(next);
+    } else {
+      next->first_page += take;
+      next->num_pages -= take;
+      Insert(next);
+    }
+  }
+  pagemap_->SetEnds(span);
+  common::UnpoisonForUse(reinterpret_cast<char*>(lo << kPageShift), extra << kPageShift);
+  in_use_bytes_ += extra << kPageShift;
+  recent_in_use_.Tick(in_use_bytes_);
+  CountLarge(span, extra << kPageShift, requested);
+  CheckIfEnabled();
+  return true;
 }
 
 void PageHeap::Delete(Span* span) noexcept {

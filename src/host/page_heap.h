@@ -76,6 +76,16 @@ class PageHeap {
   Span* New(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
             std::size_t requested, Failure* failure) noexcept;
 
+  // Grows in-use large span `span` (size_class 0) in place to `pages` pages: the pages
+  // right after it are taken from the front of the free spans there, committed or
+  // returned, and only the returned ones are committed, under the ceiling, the release near
+  // it and the trim exactly as a new span's pages would be. `requested` replaces what the
+  // block's caller asked for. False, with the span as it was, when those pages are not all
+  // free, when the ceiling refuses them, or when returned pages would be committed while a
+  // committed free span could take the whole grown block (the caller's move then reuses
+  // it without a page fault). Takes the heap lock.
+  bool GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept;
+
   // Frees an in-use span: it stays committed and merges with committed free neighbours.
   // A small span's pages lose their class, so a stale pointer into them is not taken for
   // an object.
@@ -149,7 +159,11 @@ class PageHeap {
   void ScavengeLocked() noexcept MEMARENA_REQUIRES(lock_);
   bool ReserveHeld(std::size_t bytes) noexcept;
   void CheckIfEnabled() const noexcept MEMARENA_REQUIRES(lock_);
+  std::size_t ReturnedPagesAfter(const Span* span, std::size_t pages) const noexcept
+      MEMARENA_REQUIRES(lock_);
   void CountNew(Span* span, std::size_t requested) noexcept MEMARENA_REQUIRES(lock_);
+  void CountLarge(Span* span, std::size_t added_bytes, std::size_t requested) noexcept
+      MEMARENA_REQUIRES(lock_);
   Span* NewRecord() noexcept MEMARENA_REQUIRES(lock_);
   void DeleteRecord(Span* span) noexcept MEMARENA_REQUIRES(lock_);
   const char* CheckInvariantsLocked() const noexcept MEMARENA_REQUIRES(lock_);

@@ -237,6 +237,48 @@ TEST(HostThreads, ProducerConsumerFreesAcrossThreads) {
   ExpectHeapConsistent();
 }
 
+// Two threads grow large buffers as realloc does (in place when the pages after them are
+// free, else by a move) while each other's buffers come and go beside them: no grow takes
+// a page the other thread holds, and the heap stays consistent.
+TEST(HostThreads, BlocksGrowingInPlaceBesideAnotherThreadKeepTheirContents) {
+  constexpr std::size_t kStep = 40000;
+  constexpr std::size_t kMax = std::size_t{3} << 20;
+  std::atomic<int> corrupted{0};
+  std::atomic<int> in_place{0};
+  const AllocatorStats before = Stats();
+  auto grow_buffers = [&](unsigned char mark) {
+    for (int round = 0; round < 20; ++round) {
+      std::size_t size = 300000;
+      auto* p = static_cast<unsigned char*>(Allocate(size, 0));
+      std::memset(p, mark, size);
+      while (size < kMax) {
+        const std::size_t grown = size + kStep;
+        const bool fits = grown <= UsableSize(p);  // the page-rounded block holds it
+        if (!fits && GrowInPlace(p, grown)) in_place.fetch_add(1, std::memory_order_relaxed);
+        if (!fits && grown > UsableSize(p)) {
+          auto* moved = static_cast<unsigned char*>(Allocate(grown, 0));
+          std::memcpy(moved, p, size);
+          Free(p);
+          p = moved;
+        }
+        std::memset(p + size, mark, kStep);
+        size = grown;
+      }
+      for (std::size_t i = 0; i < size; i += 4096) {
+        if (p[i] != mark) ++corrupted;
+      }
+      Free(p);
+    }
+  };
+  std::thread other(grow_buffers, static_cast<unsigned char>(0xa5));
+  grow_buffers(0x5a);
+  other.join();
+  EXPECT_EQ(corrupted.load(), 0);
+  EXPECT_GT(in_place.load(), 0) << "no grow found the pages after its block free";
+  EXPECT_EQ(Stats().bytes_in_use, before.bytes_in_use);
+  ExpectHeapConsistent();
+}
+
 TEST(HostThreads, ThreadCacheStaysWithinItsBound) {
   // Free far more than thread_cache_bytes from one thread: the excess goes back to the
   // central lists (and whole spans to the page heap) as it is freed.

@@ -126,6 +126,28 @@ TEST_F(ReportedFrees, LargeBlocksCatchDoubleAndInteriorFrees) {
   EXPECT_NE(message.find("double free"), std::string::npos) << message;
 }
 
+// A block realloc grew in place: a free inside the pages it grew into, and its second
+// free, are caught as for any large block.
+TEST_F(ReportedFrees, ABlockGrownInPlaceCatchesDoubleAndInteriorFrees) {
+  ReleaseUnused();  // the freed 8 MiB below is then the only committed free span
+  void* room = Allocate(std::size_t{8} << 20, 0);
+  Free(room);
+  auto* big = static_cast<char*>(Allocate(std::size_t{1} << 20, 0));
+  ASSERT_EQ(big, room) << "the block did not take the freed span's front";
+  ASSERT_TRUE(GrowInPlace(big, std::size_t{2} << 20));
+  ::testing::internal::CaptureStderr();
+  Free(big + (std::size_t{1} << 20));  // the first page it grew into
+  std::string message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 1u);
+  EXPECT_NE(message.find("invalid free"), std::string::npos) << message;
+  Free(big);
+  ::testing::internal::CaptureStderr();
+  Free(big);
+  message = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Reported(), 2u);
+  EXPECT_NE(message.find("double free"), std::string::npos) << message;
+}
+
 TEST_F(ReportedFrees, ForeignPointersAreReportedNotIgnored) {
   int on_stack = 0;
   static int in_data = 0;

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "host/heap.h"
+#include "host/heap_sampler.h"
+#include "host/host_api.h"
 #include "memarena/memarena.h"
 
 namespace memarena {
@@ -150,6 +153,69 @@ TEST_F(LargeSpanTest, FreedLargeSpansAreReusedAcrossSizes) {
   EXPECT_LE(peak_held_here, peak_requested_ + peak_requested_ / 10)
       << "peak held " << s.peak_bytes_held << ", peak requested " << peak_requested_;
   FreeAll();
+}
+
+// A 1 MiB block with 7 MiB of committed free pages after it: an 8 MiB block freed on the
+// emptied heap is the only committed free span, and the next large block is carved from
+// its front.
+char* BlockWithFreePagesAfterIt() {
+  void* room = HostAllocator().Allocate(8 * kMiB);
+  HostAllocator().Deallocate(room);
+  void* block = HostAllocator().Allocate(kMiB);
+  EXPECT_EQ(block, room) << "the block did not take the freed span's front";
+  return static_cast<char*>(block);
+}
+
+// realloc's growth in place (host::GrowInPlace), on the process heap: same address, the
+// contents kept, the usable size and in-use bytes grown, nothing committed for pages that
+// were committed already, and the free gives every page back.
+TEST_F(LargeSpanTest, ABlockGrowsInPlaceIntoFreePagesAndItsFreeGivesEveryPageBack) {
+  char* block = BlockWithFreePagesAfterIt();
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 0x5a, kMiB);
+  const AllocatorStats before = HostAllocator().GetStats();
+  ASSERT_TRUE(host::GrowInPlace(block, 3 * kMiB - 100));
+  EXPECT_EQ(host::UsableSize(block), 3 * kMiB);
+  EXPECT_EQ(static_cast<unsigned char>(block[kMiB - 1]), 0x5a);
+  std::memset(block, 0x6b, 3 * kMiB);  // all of it is usable
+  const AllocatorStats grown = HostAllocator().GetStats();
+  EXPECT_EQ(grown.bytes_in_use - before.bytes_in_use, 2 * kMiB);
+  EXPECT_EQ(grown.bytes_requested - before.bytes_requested, 2 * kMiB - 100);
+  EXPECT_EQ(grown.bytes_held, before.bytes_held) << "the pages were committed already";
+  EXPECT_EQ(grown.num_allocs, before.num_allocs) << "a growth is no allocation";
+  EXPECT_EQ(host::CheckHeap(), nullptr);
+  HostAllocator().Deallocate(block);
+  ReleaseUnusedSpans();
+  const AllocatorStats after = HostAllocator().GetStats();
+  EXPECT_EQ(after.bytes_in_use, start_.bytes_in_use);
+  EXPECT_EQ(after.bytes_held, start_.bytes_held) << "a page of the grown block stayed held";
+}
+
+TEST_F(LargeSpanTest, ABlockFollowedByALiveBlockOrAClassObjectDoesNotGrowInPlace) {
+  char* block = BlockWithFreePagesAfterIt();
+  void* next = HostAllocator().Allocate(kMiB);  // carved right after the block
+  ASSERT_EQ(next, block + kMiB);
+  EXPECT_FALSE(host::GrowInPlace(block, kMiB + 1));
+  EXPECT_EQ(host::UsableSize(block), kMiB);
+  void* object = HostAllocator().Allocate(1000);
+  EXPECT_FALSE(host::GrowInPlace(object, 100000)) << "a class object grew";
+  EXPECT_FALSE(host::GrowInPlace(block + host::kPageSize, 2 * kMiB)) << "an interior pointer grew";
+  HostAllocator().Deallocate(object);
+  HostAllocator().Deallocate(next);
+  HostAllocator().Deallocate(block);
+}
+
+// A sampled block keeps the size its sample recorded (the profile lists it): it moves.
+TEST_F(LargeSpanTest, ASampledBlockDoesNotGrowInPlace) {
+  void* room = HostAllocator().Allocate(8 * kMiB);
+  HostAllocator().Deallocate(room);
+  host::sampler::SetMeanInterval(1);  // every allocation is sampled
+  void* block = HostAllocator().Allocate(kMiB);
+  host::sampler::SetMeanInterval(0);
+  ASSERT_NE(block, nullptr);
+  EXPECT_FALSE(host::GrowInPlace(block, 2 * kMiB));
+  EXPECT_EQ(host::UsableSize(block), kMiB);
+  HostAllocator().Deallocate(block);
 }
 
 }  // namespace

@@ -30,6 +30,13 @@ class PageHeapTest : public ::testing::Test {
     const char* problem = heap_.CheckInvariants();
     EXPECT_EQ(problem, nullptr) << problem;
   }
+  // Once every span is freed: the release leaves nothing held and every page returned.
+  void ExpectAllReturnedAfterRelease() {
+    heap_.ReleaseFree();
+    EXPECT_EQ(heap_.Stats().held, 0u);
+    EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);  // all merged back
+    ExpectConsistent();
+  }
 
   std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
   PageHeap heap_{pagemap_.get(), kGrowPages * kPageSize};
@@ -154,9 +161,7 @@ TEST_F(PageHeapTest, ARequestNoCommittedSpanFitsStraddlesTheFreeRunWithTheMostCo
   heap_.Delete(wide);
   heap_.Delete(a);
   heap_.Delete(e);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().free_returned, heap_.Stats().reserved);  // all merged back
-  ExpectConsistent();
+  ExpectAllReturnedAfterRelease();
 }
 
 TEST_F(PageHeapTest, ReleaseDecommitsFreeSpansAndMergesThemWithTheRest) {
@@ -398,6 +403,152 @@ TEST_F(PageHeapTest, UnderACeilingFreeSpansStayForReuse) {
   const PageHeapStats s = heap_.Stats();
   EXPECT_EQ(s.free_committed, kSpans * kPages * kPageSize);
   EXPECT_EQ(s.num_releases, 0u);
+  ExpectConsistent();
+}
+
+// realloc's growth in place (GrowInPlace): a live large span takes the free pages right
+// after it, keeps its first page (and so its contents), and every counter and the pagemap
+// follow as if it had been allocated at its new size.
+TEST_F(PageHeapTest, AGrownSpanTakesTheCommittedFreePagesAfterIt) {
+  Span* a = New(4);
+  Span* b = New(6);
+  Span* c = New(2);
+  ASSERT_TRUE(a && b && c);
+  const std::uintptr_t first = a->first_page;
+  std::memset(a->Start(), 0x5a, a->Bytes());
+  heap_.Delete(b);  // 6 committed free pages right after a
+  const PageHeapStats before = heap_.Stats();
+  ASSERT_TRUE(heap_.GrowInPlace(a, 9, 9 * kPageSize - 100));
+  EXPECT_EQ(a->first_page, first);
+  EXPECT_EQ(a->num_pages, 9u);
+  EXPECT_EQ(a->state, SpanState::kInUse);
+  EXPECT_EQ(pagemap_->Get(a->LastPage()), a);
+  EXPECT_EQ(static_cast<unsigned char>(a->Start()[4 * kPageSize - 1]), 0x5a);
+  std::memset(a->Start(), 0x6b, a->Bytes());  // the grown span's memory is usable
+  const PageHeapStats after = heap_.Stats();
+  EXPECT_EQ(after.held, before.held);  // the pages were committed already
+  EXPECT_EQ(after.in_use, before.in_use + 5 * kPageSize);
+  EXPECT_EQ(after.free_committed, kPageSize);  // the free span's last page stays free
+  EXPECT_EQ(after.large_allocs, before.large_allocs);
+  EXPECT_EQ(after.max_large_request, 9 * kPageSize - 100);
+  EXPECT_EQ(heap_.LargeInUse(), (9 + 2) * kPageSize);
+  EXPECT_EQ(heap_.LargeRequested(), (9 * kPageSize - 100) + (2 * kPageSize - 1));
+  ExpectConsistent();
+  // Taking the rest of the free span leaves no free span between a and c.
+  ASSERT_TRUE(heap_.GrowInPlace(a, 10, 10 * kPageSize));
+  EXPECT_EQ(heap_.Stats().free_committed, 0u);
+  EXPECT_EQ(a->first_page + a->num_pages, c->first_page);
+  ExpectConsistent();
+  // Freed, the grown span merges with its neighbours as any span of its size would.
+  heap_.Delete(a);
+  heap_.Delete(c);
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
+  EXPECT_EQ(heap_.LargeInUse(), 0u);
+  EXPECT_EQ(heap_.LargeRequested(), 0u);
+  EXPECT_EQ(heap_.Stats().free_committed, heap_.Stats().held);
+  ExpectAllReturnedAfterRelease();
+}
+
+TEST_F(PageHeapTest, ASpanFollowedByAnInUseSpanDoesNotGrow) {
+  Span* a = New(4);
+  Span* b = New(2);
+  ASSERT_TRUE(a && b);
+  const PageHeapStats before = heap_.Stats();
+  EXPECT_FALSE(heap_.GrowInPlace(a, 5, 5 * kPageSize));
+  EXPECT_EQ(a->num_pages, 4u);
+  EXPECT_EQ(heap_.Stats().in_use, before.in_use);
+  EXPECT_EQ(heap_.Stats().held, before.held);
+  EXPECT_EQ(heap_.LargeRequested(), (4 * kPageSize - 1) + (2 * kPageSize - 1));
+  ExpectConsistent();
+  heap_.Delete(b);  // now the pages after a are free
+  EXPECT_TRUE(heap_.GrowInPlace(a, 5, 5 * kPageSize));
+  ExpectConsistent();
+}
+
+// Past the committed free span the window runs into returned pages: only those count as
+// newly held, as when a new span straddles a free run.
+TEST_F(PageHeapTest, AGrownSpanCommitsTheReturnedPagesItTakes) {
+  Span* a = New(4);
+  Span* b = New(3);
+  ASSERT_TRUE(a && b);
+  heap_.Delete(b);  // 3 committed pages, then the reservation's returned rest
+  const PageHeapStats before = heap_.Stats();
+  ASSERT_EQ(before.free_committed, 3 * kPageSize);
+  ASSERT_TRUE(heap_.GrowInPlace(a, 10, 10 * kPageSize));
+  EXPECT_EQ(a->num_pages, 10u);
+  std::memset(a->Start(), 0x5a, a->Bytes());
+  const PageHeapStats after = heap_.Stats();
+  EXPECT_EQ(after.held - before.held, 3 * kPageSize);  // 6 pages, 3 of them committed
+  EXPECT_EQ(after.free_committed, 0u);
+  EXPECT_EQ(before.free_returned - after.free_returned, 3 * kPageSize);
+  EXPECT_EQ(after.num_releases, before.num_releases);
+  EXPECT_EQ(after.reserved, before.reserved);
+  ExpectConsistent();
+  heap_.Delete(a);
+  ExpectAllReturnedAfterRelease();
+}
+
+// Committing pages here while a committed free span could take the whole block would
+// fault fresh pages and leave that span unused: the caller moves there instead.
+TEST_F(PageHeapTest, AGrowThatWouldCommitPagesGivesWayToACommittedSpanThatFits) {
+  Span* x = New(10);
+  Span* y = New(1);
+  Span* a = New(4);  // the reservation's returned rest follows a
+  ASSERT_TRUE(x && y && a);
+  heap_.Delete(x);  // 10 committed free pages, away from a
+  const PageHeapStats before = heap_.Stats();
+  EXPECT_FALSE(heap_.GrowInPlace(a, 8, 8 * kPageSize)) << "x fits 8 pages";
+  EXPECT_EQ(a->num_pages, 4u);
+  EXPECT_EQ(heap_.Stats().held, before.held);
+  ASSERT_TRUE(heap_.GrowInPlace(a, 12, 12 * kPageSize)) << "x does not fit 12 pages";
+  EXPECT_EQ(heap_.Stats().held - before.held, 8 * kPageSize);
+  EXPECT_EQ(heap_.Stats().free_committed, 10 * kPageSize);
+  ExpectConsistent();
+}
+
+// Near the ceiling a grow that commits pages first releases the committed free spans, as
+// New does, but not the one it is about to take.
+TEST_F(PageHeapTest, AGrowAboveTheThresholdReleasesFreeSpansOutsideItsWindow) {
+  ASSERT_TRUE(heap_.TrySetCeiling(16 * kPageSize));
+  heap_.SetReleaseRatio(0.5);  // the release threshold: 8 pages
+  Span* x = New(2);
+  Span* y = New(1);
+  Span* a = New(4);
+  Span* b = New(2);  // the reservation's returned rest follows b
+  ASSERT_TRUE(x && y && a && b);
+  heap_.Delete(x);  // 2 committed free pages away from a: too small for the grown block
+  heap_.Delete(b);  // 2 committed free pages right after a
+  ASSERT_EQ(heap_.Stats().held, 9 * kPageSize);
+  // 4 more pages, 2 of them returned: held would reach 11 pages > 8.
+  ASSERT_TRUE(heap_.GrowInPlace(a, 8, 8 * kPageSize));
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.num_releases, 1u) << "x alone goes back";
+  EXPECT_EQ(s.bytes_released, 2 * kPageSize);
+  EXPECT_EQ(s.free_committed, 0u);
+  EXPECT_EQ(s.held, (1 + 8) * kPageSize);
+  EXPECT_EQ(a->num_pages, 8u);
+  ExpectConsistent();
+}
+
+TEST_F(PageHeapTest, TheCeilingRefusesAGrowAndLeavesTheSpanAsItWas) {
+  ASSERT_TRUE(heap_.TrySetCeiling(8 * kPageSize));
+  Span* a = New(6);
+  ASSERT_NE(a, nullptr);
+  EXPECT_FALSE(heap_.GrowInPlace(a, 9, 9 * kPageSize));
+  PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(a->num_pages, 6u);
+  EXPECT_EQ(s.held, 6 * kPageSize);
+  EXPECT_EQ(s.in_use, 6 * kPageSize);
+  EXPECT_EQ(heap_.LargeRequested(), 6 * kPageSize - 1);
+  ExpectConsistent();
+  ASSERT_TRUE(heap_.GrowInPlace(a, 8, 8 * kPageSize));  // up to the ceiling is fine
+  s = heap_.Stats();
+  EXPECT_EQ(s.held, 8 * kPageSize);
+  EXPECT_LE(s.peak_held, 8 * kPageSize);
+  EXPECT_EQ(heap_.LargeRequested(), 8 * kPageSize);
+  ExpectConsistent();
+  heap_.Delete(a);
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
   ExpectConsistent();
 }
 

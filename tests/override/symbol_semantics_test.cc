@@ -146,6 +146,32 @@ TEST(DropinSymbols, ReallocGrowingByStepsKeepsContents) {
   F().free(p);
 }
 
+// A large block whose following pages are free grows there (no copy), with realloc's
+// headroom: the 8 MiB block freed on the emptied heap is the only committed free span, so
+// the 1 MiB block takes its front and has 7 MiB of free pages after it.
+TEST(DropinSymbols, ReallocGrowsALargeBlockInPlaceWhenThePagesAfterItAreFree) {
+  F().release_unused_spans();
+  void* room = F().malloc(8 * kMiB);
+  F().free(room);
+  auto* p = static_cast<char*>(F().malloc(kMiB));
+  ASSERT_EQ(p, room) << "the block did not take the freed span's front";
+  std::memset(p, 0x5a, kMiB);
+  auto* grown = static_cast<char*>(F().realloc(p, kMiB + 4000));
+  ASSERT_EQ(grown, p) << "the block moved";
+  EXPECT_EQ(F().malloc_usable_size(grown), kMiB + kMiB / 2) << "the headroom";
+  for (std::size_t i = 0; i < kMiB; i += 4096) ASSERT_EQ(grown[i], 0x5a) << i;
+  std::memset(grown, 0x6b, kMiB + kMiB / 2);
+  void* after = F().malloc(kMiB);  // carved right after the grown block
+  EXPECT_EQ(after, grown + kMiB + kMiB / 2);
+  // Now the pages after it are in use: it moves, and keeps its contents.
+  auto* moved = static_cast<char*>(F().realloc(grown, 2 * kMiB));
+  ASSERT_NE(moved, nullptr);
+  EXPECT_NE(moved, grown);
+  for (std::size_t i = 0; i < kMiB + kMiB / 2; i += 4096) ASSERT_EQ(moved[i], 0x6b) << i;
+  F().free(after);
+  F().free(moved);
+}
+
 TEST(DropinSymbols, ReallocarrayChecksOverflowAndKeepsTheBlock) {
   auto* p = static_cast<int*>(F().reallocarray(nullptr, 10, sizeof(int)));
   ASSERT_NE(p, nullptr);
@@ -426,17 +452,23 @@ TEST(DropinSymbols, CeilingGivesNullAndBadAllocThenRecovers) {
 TEST(DropinSymbols, ReallocHeadroomThatDoesNotFitUnderTheCeilingIsNoOutOfMemory) {
   F().release_unused_spans();
   const memarena_stats start = Stats();
-  // Room for the 4 MiB block and a 5 MiB copy, not for the 6 MiB one with 50% headroom.
-  const std::size_t ceiling = start.bytes_held + 9 * kMiB + kMiB / 2;
+  // Room for the 4 MiB block, its 1 MiB neighbour and a 5 MiB copy, not for the 6 MiB one
+  // with 50% headroom. The live neighbour right after the block keeps it from growing in
+  // place, so realloc moves it.
+  const std::size_t ceiling = start.bytes_held + 10 * kMiB + kMiB / 2;
   ASSERT_EQ(F().set_ceiling(ceiling), 1);
   void* block = F().malloc(4 * kMiB);
+  void* neighbour = F().malloc(kMiB);
   void* grown = block != nullptr ? F().realloc(block, 5 * kMiB) : nullptr;
   const std::size_t usable = grown != nullptr ? F().malloc_usable_size(grown) : 0;
   const memarena_stats after = Stats();
   F().free(grown != nullptr ? grown : block);
+  F().free(neighbour);
   ASSERT_EQ(F().set_ceiling(0), 1);
   ASSERT_NE(block, nullptr);
+  ASSERT_EQ(neighbour, static_cast<char*>(block) + 4 * kMiB) << "not right after the block";
   ASSERT_NE(grown, nullptr) << "the exact size fits under the ceiling";
+  EXPECT_NE(grown, block) << "the block grew in place: the move is not tested";
   EXPECT_GE(usable, 5 * kMiB);
   EXPECT_EQ(after.num_ooms, start.num_ooms) << "the refused headroom counted as an OOM";
 }
