@@ -135,15 +135,12 @@ TEST_F(ReportedFrees, ABlockGrownInPlaceCatchesDoubleAndInteriorFrees) {
   auto* big = static_cast<char*>(Allocate(std::size_t{1} << 20, 0));
   ASSERT_EQ(big, room) << "the block did not take the freed span's front";
   ASSERT_TRUE(GrowInPlace(big, std::size_t{2} << 20));
-  ::testing::internal::CaptureStderr();
-  Free(big + (std::size_t{1} << 20));  // the first page it grew into
-  std::string message = ::testing::internal::GetCapturedStderr();
+  // A free at the first page it grew into.
+  std::string message = FreeCapturingReport(big + (std::size_t{1} << 20));
   EXPECT_EQ(Reported(), 1u);
   EXPECT_NE(message.find("invalid free"), std::string::npos) << message;
   Free(big);
-  ::testing::internal::CaptureStderr();
-  Free(big);
-  message = ::testing::internal::GetCapturedStderr();
+  message = FreeCapturingReport(big);
   EXPECT_EQ(Reported(), 2u);
   EXPECT_NE(message.find("double free"), std::string::npos) << message;
 }

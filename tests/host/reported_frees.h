@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "host/heap.h"
 #include "host/host_api.h"
@@ -25,6 +26,13 @@ class ReportedFrees : public ::testing::Test {
     EXPECT_EQ(problem, nullptr) << problem;
   }
   std::uint64_t Reported() const { return InvalidFreeCount() - before_; }
+
+  // Frees `ptr` and returns what the free wrote to stderr (its report, if any).
+  static std::string FreeCapturingReport(void* ptr) {
+    ::testing::internal::CaptureStderr();
+    Free(ptr);
+    return ::testing::internal::GetCapturedStderr();
+  }
 
   // After a double free of a 64 B block: the next two 64 B allocations are distinct (the
   // block was not handed out twice), and freeing them reports nothing beyond `reported`.
