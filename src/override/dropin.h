@@ -78,6 +78,14 @@ inline void* Calloc(std::size_t count, std::size_t size) noexcept {
   return ptr;
 }
 
+// A realloc in the trace: the old block's free, then the new (or same) block's allocation.
+inline void TraceRealloc(const void* old_block, const void* new_block, std::size_t bytes) noexcept {
+  if (TracingOn()) [[unlikely]] {
+    TraceFree(old_block);
+    TraceAllocate(new_block, bytes);
+  }
+}
+
 // realloc: NULL acts as malloc; size 0 frees and returns NULL (glibc's behaviour); a block
 // that still fits and stays at least half used is kept; on failure the old block is left
 // untouched and NULL + ENOMEM is returned. A large block (above the size classes) first
@@ -101,10 +109,7 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
     return nullptr;
   }
   if (bytes <= usable && bytes >= usable / 2) {
-    if (TracingOn()) [[unlikely]] {
-      TraceFree(ptr);
-      TraceAllocate(ptr, bytes);
-    }
+    TraceRealloc(ptr, ptr, bytes);
     return ptr;
   }
   void* fresh = nullptr;
@@ -112,10 +117,7 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
     const std::size_t roomy = usable + usable / 2;
     if (usable > host::kMaxSmallSize &&
         ((roomy > bytes && host::GrowInPlace(ptr, roomy)) || host::GrowInPlace(ptr, bytes))) {
-      if (TracingOn()) [[unlikely]] {
-        TraceFree(ptr);
-        TraceAllocate(ptr, bytes);
-      }
+      TraceRealloc(ptr, ptr, bytes);
       return ptr;
     }
     // Headroom is a wish: under a ceiling a refused attempt must not release memory or
@@ -125,10 +127,7 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
   if (fresh == nullptr) fresh = host::Allocate(bytes, kMallocAlignment);
   if (fresh == nullptr) [[unlikely]] return FailAllocation(bytes);
   std::memcpy(fresh, ptr, bytes < usable ? bytes : usable);
-  if (TracingOn()) [[unlikely]] {
-    TraceFree(ptr);
-    TraceAllocate(fresh, bytes);
-  }
+  TraceRealloc(ptr, fresh, bytes);
   host::FreeMoved(ptr, usable);
   return fresh;
 }
