@@ -319,6 +319,62 @@ TEST(DropinConfig, TraceFileRecordsEveryAllocation) {
   EXPECT_GE(frees, 120000u);
 }
 
+// realloc's rows in the trace: the old block's free, then the block's allocation at its new
+// size, whether it grew in place (same address) or moved. The 8 MiB block freed on the
+// emptied heap leaves free pages after the 1 MiB block, which grows there (with headroom to
+// 1.5 MiB); a block allocated right after it then makes the next growth move.
+TEST(DropinConfig, TraceFileRecordsReallocsInPlaceAndMoved) {
+  ScratchDir dir;
+  const std::string trace = (dir.path() / "trace.csv").string();
+  const std::string script =
+      "import ctypes\n"
+      "c = ctypes.CDLL(None)\n"
+      "c.malloc.restype = c.realloc.restype = ctypes.c_void_p\n"
+      "c.malloc.argtypes = [ctypes.c_size_t]\n"
+      "c.realloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]\n"
+      "c.free.argtypes = [ctypes.c_void_p]\n"
+      "M = 1 << 20\n"
+      "c.memarena_release_unused_spans()\n"
+      "room = c.malloc(8 * M); c.free(room)\n"
+      "p = c.malloc(M)\n"
+      "q = c.realloc(p, M + 4000)\n"
+      "r = c.malloc(M)\n"
+      "s = c.realloc(q, 3 * M)\n"
+      "print(p, q, r, s)\n"
+      "c.free(r); c.free(s)\n";
+  const ProcessResult run =
+      RunProcess({"python3", "-c", script}, {kPreload, "MEMARENA_CONF=trace_file:" + trace});
+  ASSERT_EQ(run.status, 0) << run.err;
+  unsigned long long p = 0, q = 0, r = 0, s = 0;
+  ASSERT_EQ(std::sscanf(run.out.c_str(), "%llu %llu %llu %llu", &p, &q, &r, &s), 4) << run.out;
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  ASSERT_EQ(q, p) << "the first realloc did not grow in place";
+  ASSERT_EQ(r, q + kMiB + kMiB / 2) << "the next block is not right after the grown one";
+  ASSERT_NE(s, q) << "the second realloc could not grow in place, yet did not move";
+  // The rows expected, in this order (other rows of the interpreter may come between).
+  struct Row {
+    TraceAction action;
+    unsigned long long pointer;
+    std::size_t size;  // allocate rows only
+  };
+  const Row expected[] = {{TraceAction::kAllocate, p, kMiB},
+                          {TraceAction::kFree, p, 0},
+                          {TraceAction::kAllocate, q, kMiB + 4000},
+                          {TraceAction::kAllocate, r, kMiB},
+                          {TraceAction::kFree, q, 0},
+                          {TraceAction::kAllocate, s, 3 * kMiB}};
+  std::size_t next = 0;
+  for (const TraceEvent& event : ReadTrace(trace)) {
+    if (next == std::size(expected)) break;
+    const Row& want = expected[next];
+    if (event.action == want.action && event.pointer == want.pointer &&
+        (want.action == TraceAction::kFree || event.size == want.size)) {
+      ++next;
+    }
+  }
+  EXPECT_EQ(next, std::size(expected)) << "row " << next << " of the realloc sequence is missing";
+}
+
 TEST(DropinCApi, SameResultPreloadedAndLinked) {
   const ProcessResult preloaded = RunProcess({MEMARENA_C_API_PROBE_PLAIN}, {kPreload});
   const ProcessResult shared = RunProcess({MEMARENA_C_API_PROBE_SHARED});
