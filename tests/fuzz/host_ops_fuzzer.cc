@@ -1,8 +1,9 @@
 // libFuzzer harness: a sequence of host heap operations (allocate any size and alignment,
-// free, realloc-like move, flush, release) under a 64 MiB ceiling. Invariants: blocks never
-// overlap (each is filled with its own tag and checked at free), usable size >= request,
-// alignment holds, held <= ceiling, and after freeing everything nothing is in use and the
-// page heap's invariants hold.
+// free, realloc's two paths: growing a large block in place and moving a block to a new one,
+// flush, release) under a 64 MiB ceiling. Invariants: blocks never overlap (each is filled
+// with its own tag and checked at free), usable size >= request, alignment holds, a block
+// grown in place keeps its address and contents, held <= ceiling, and after freeing
+// everything nothing is in use and the page heap's invariants hold.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -46,6 +47,48 @@ void Verify(const Block& b) {
   }
 }
 
+// Writes the block's tag over its first and last (up to) 64 bytes, the ones Verify reads.
+void Tag(const Block& b) {
+  const std::size_t n = b.bytes < 64 ? b.bytes : 64;
+  std::memset(b.ptr, b.tag, n);
+  if (b.bytes > n) std::memset(b.ptr + b.bytes - n, b.tag, n);
+}
+
+// Allocates `bytes` at `alignment` (0: malloc's) and checks what any block must satisfy.
+unsigned char* AllocateChecked(std::size_t bytes, std::size_t alignment) {
+  void* p = memarena::host::Allocate(bytes, alignment);
+  if (p == nullptr) return nullptr;  // ceiling or absurd size: allowed
+  const std::size_t effective = alignment == 0 ? 16 : alignment;
+  Check(reinterpret_cast<std::uintptr_t>(p) % effective == 0, "misaligned block");
+  Check(memarena::host::UsableSize(p) >= bytes, "usable size below the request");
+  Check(memarena::host::UsableSize(p) != 0, "a live block has usable size 0");
+  return static_cast<unsigned char*>(p);
+}
+
+// realloc's in-place path (dropin::Realloc): a block grown in place keeps its address and
+// its bytes, and its new tail is its own (Tag writes it; an overlap shows at a later Verify).
+void GrowInPlace(Block& b, std::size_t bytes) {
+  Verify(b);
+  if (!memarena::host::GrowInPlace(b.ptr, bytes)) {
+    Verify(b);  // refused: the block is as it was
+    return;
+  }
+  Check(memarena::host::UsableSize(b.ptr) >= bytes, "a grown block's usable size is short");
+  Verify(b);  // the head and the old tail stay
+  b.bytes = bytes;
+  Tag(b);
+}
+
+// realloc's moving path: a new block, then the old one freed as realloc frees it.
+void Move(Block& b, std::size_t bytes, unsigned char tag) {
+  unsigned char* fresh = AllocateChecked(bytes, 0);
+  if (fresh == nullptr) return;
+  Verify(b);
+  memarena::host::FreeMoved(b.ptr, memarena::host::UsableSize(b.ptr));
+  b = Block{fresh, bytes, tag};
+  Tag(b);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -56,22 +99,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   live.reserve(kMaxLive);
   unsigned char next_tag = 1;
   while (!in.Empty() && memarena::fuzz::CountOperation()) {
-    const std::uint32_t op = in.Below(10);
+    const std::uint32_t op = in.Below(12);
     if (op < 5 && live.size() < kMaxLive) {
       const std::size_t bytes = PickSize(in);
       const std::size_t alignment = in.Below(4) == 0 ? std::size_t{1} << in.Below(24) : 0;
-      void* p = memarena::host::Allocate(bytes, alignment);
-      if (p == nullptr) continue;  // ceiling or absurd size: allowed
-      const std::size_t effective = alignment == 0 ? 16 : alignment;
-      Check(reinterpret_cast<std::uintptr_t>(p) % effective == 0, "misaligned block");
-      Check(memarena::host::UsableSize(p) >= bytes, "usable size below the request");
-      Check(memarena::host::UsableSize(p) != 0, "a live block has usable size 0");
-      Block b{static_cast<unsigned char*>(p), bytes, next_tag++};
-      if (next_tag == 0) next_tag = 1;
-      const std::size_t n = bytes < 64 ? bytes : 64;
-      std::memset(b.ptr, b.tag, n);
-      if (bytes > n) std::memset(b.ptr + bytes - n, b.tag, n);
-      live.push_back(b);
+      unsigned char* p = AllocateChecked(bytes, alignment);
+      if (p == nullptr) continue;
+      live.push_back(Block{p, bytes, next_tag});
+      Tag(live.back());
+      if (++next_tag == 0) next_tag = 1;
+    } else if (op >= 10 && !live.empty()) {
+      Block& b = live[in.Below(static_cast<std::uint32_t>(live.size()))];
+      // Mostly growth by up to a few MiB (large blocks grow in place only above 256 KiB).
+      const std::size_t grown = b.bytes + (in.Below(4) == 0 ? in.Below(1024) : in.Below(4 << 20));
+      if (op == 10) {
+        GrowInPlace(b, grown);
+      } else {
+        Move(b, in.Below(2) == 0 ? grown : PickSize(in), next_tag);
+        if (++next_tag == 0) next_tag = 1;
+      }
     } else if (op < 8 && !live.empty()) {
       const std::size_t i = in.Below(static_cast<std::uint32_t>(live.size()));
       Verify(live[i]);
