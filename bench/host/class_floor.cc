@@ -21,7 +21,10 @@
 //                 memory of their own frees, as thread caches without a bound do
 //
 // Usage: class_floor TRACE.csv   (an RMM replay log, e.g. from MEMARENA_CONF=trace_file=PATH)
-// Frees of blocks the trace never allocated (made before recording started) are skipped.
+// Frees of blocks the trace never allocated (made before recording started) are skipped. An
+// allocation at the address of a block still live means the trace lacks that block's free
+// (rows of several processes in one file, or lost rows): the old block counts as freed
+// first, and the output says how often that happened.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -84,6 +87,7 @@ struct Floor {
   std::size_t in_use_peak = 0;
   std::size_t allocations = 0;
   std::size_t unknown_frees = 0;
+  std::size_t missing_frees = 0;  // allocations at the address of a live block
 
   void Apply(std::size_t size, std::uint64_t thread, bool allocate) {
     const std::int64_t step = allocate ? 1 : -1;
@@ -128,7 +132,12 @@ int main(int argc, char** argv) {
   std::unordered_map<std::uintptr_t, Block> blocks;  // live ones
   for (const memarena::TraceEvent& event : trace) {
     if (event.action == memarena::TraceAction::kAllocate) {
-      blocks[event.pointer] = Block{event.size, event.thread};
+      const auto [it, fresh] = blocks.try_emplace(event.pointer, Block{event.size, event.thread});
+      if (!fresh) {
+        ++floor.missing_frees;
+        floor.Apply(it->second.size, it->second.thread, false);
+        it->second = Block{event.size, event.thread};
+      }
       ++floor.allocations;
       floor.Apply(event.size, event.thread, true);
     } else if (event.action == memarena::TraceAction::kFree) {
@@ -144,6 +153,12 @@ int main(int argc, char** argv) {
   const std::size_t peak = floor.in_use_peak;
   std::printf("%zu allocations (%zu frees of blocks allocated before the trace, skipped)\n",
               floor.allocations, floor.unknown_frees);
+  if (floor.missing_frees != 0) {
+    std::printf("warning: %zu allocations at the address of a live block: the trace lacks its "
+                "free (several processes in one file? record with trace_file=PATH.%%p); each "
+                "counted as freed first\n",
+                floor.missing_frees);
+  }
   std::printf("peak in use at the host's sizes: %.2f MiB\n", MiB(peak));
   std::printf("run bound    class peaks  in whole spans  run peak  floor (spans + runs)  / peak in use\n");
   for (std::size_t b = 0; b < kRunBounds.size(); ++b) {

@@ -7,8 +7,9 @@
 # page runs (bounds of 8 KiB and below) the two phases share their memory. Thread 2 makes
 # phase two and then a third like the first: apart, each thread holds its own 1 MiB of 16 KiB
 # objects.
-# Also: a free of a block the trace never allocated is skipped and counted, and a missing
-# file or a wrong command line fails with a message.
+# Also: a free of a block the trace never allocated is skipped and counted, a second
+# allocation at a live block's address (its free missing) is counted and warned about, and a
+# missing file or a wrong command line fails with a message.
 # Usage: class_floor_test.sh CLASS_FLOOR
 set -euo pipefail
 tool=$1
@@ -29,6 +30,9 @@ fail() { echo "FAIL: $*"; failed=1; }
   echo "2,00:00:00.000006,free,0x20,36000,0"
   for i in $(seq 1 64); do printf '2,00:00:00.000007,allocate,0x%x,16384,0\n' $((i << 20)); done
   for i in $(seq 1 64); do printf '2,00:00:00.000008,free,0x%x,16384,0\n' $((i << 20)); done
+  echo "1,00:00:00.000009,allocate,0x40,100,0"
+  echo "1,00:00:00.000009,allocate,0x40,100,0"
+  echo "1,00:00:00.000010,free,0x40,100,0"
 } >"$trace"
 
 out=$("$tool" "$trace")
@@ -36,8 +40,10 @@ echo "$out"
 # The row of a bound: class peaks, in whole spans, run peak, floor, floor / peak in use.
 row() { awk -v b="$1" '$1 == b && ($2 == "KiB" || $2 == "KiB*") { print $3, $4, $5, $6, $7 }' <<<"$out"; }
 
-grep -q "^162 allocations (1 frees of blocks allocated before the trace, skipped)$" <<<"$out" ||
+grep -q "^164 allocations (1 frees of blocks allocated before the trace, skipped)$" <<<"$out" ||
   fail "allocation or skipped-free count"
+grep -q "^warning: 1 allocations at the address of a live block: the trace lacks its free" <<<"$out" ||
+  fail "the allocation at a live block's address is not reported"
 grep -q "^peak in use at the host's sizes: 1.04 MiB$" <<<"$out" || fail "peak in use"
 [ "$(row 64)" = "2.04 2.17 0.00 2.17 2.10" ] || fail "64 KiB (the host's bound): $(row 64)"
 [ "$(row 32)" = "2.00 2.03 0.04 2.07 2.00" ] || fail "32 KiB: 32 KiB requests are class objects, 36,000 B a 5-page run: $(row 32)"
