@@ -114,7 +114,9 @@ double MiB(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: class_floor TRACE.csv\n");
+    std::fprintf(stderr,
+                 "usage: class_floor TRACE.csv\n(an RMM replay log: record one with "
+                 "MEMARENA_CONF=trace_file=PATH LD_PRELOAD=libmemarena_malloc.so PROGRAM)\n");
     return 2;
   }
   std::vector<memarena::TraceEvent> trace;

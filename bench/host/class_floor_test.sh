@@ -56,7 +56,8 @@ grep -q "^per thread: 2 threads' classes apart, in whole spans: 3.17 MiB (+ runs
 if "$tool" /nonexistent/trace.csv 2>/dev/null; then fail "a missing trace succeeded"; fi
 [ "$("$tool" /nonexistent/trace.csv 2>&1 >/dev/null || true)" != "" ] || fail "a missing trace said nothing"
 set +e
-"$tool" >/dev/null 2>&1
+usage=$("$tool" 2>&1 >/dev/null)
 [ $? -eq 2 ] || fail "no argument is not a usage error (2)"
 set -e
+grep -q "trace_file=PATH" <<<"$usage" || fail "the usage does not say how to record a trace: $usage"
 exit $failed
