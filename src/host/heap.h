@@ -17,10 +17,12 @@ namespace memarena::host {
 // that class. The testsuite workload, whose cases allocate 16 B - 256 KiB log-uniformly,
 // peaked at 31.6 MiB with classes up to 256 KiB and at 27.0 with page runs above 64 KiB, at
 // level CPU (issue 12; docs/host.md, "Every workload beside the four peers"). Lower bounds
-// paid more memory (live_set_1t 15.5 -> 11.2 MiB above 8 KiB, 10.5 above 4 KiB), but each
-// run's two locked page-heap operations and the slow paths around them cost random_slots
-// (16 B - 32 KiB, free-then-malloc) 2.5x its CPU and 1.5x its RSS, and mixed_heap (up to
-// 64 KiB) 1.3-2x its CPU, even with a per-thread stash of freed runs. heap.cc's fast path
+// save more (live_set_1t's peak RSS 15.2 -> 10.8 MiB with runs above 8 KiB), but each run's
+// two locked page-heap operations (each lock a full barrier) and the slow paths around them
+// cost random_slots (16 B - 32 KiB, free-then-malloc) 2.1-2.8x its best peer's CPU and its RSS
+// bar (runs split at new offsets touch pages that class objects written only at their ends
+// never do), and mixed_heap (up to 64 KiB) 1.7-2.1x its CPU; a per-thread stash of freed
+// runs leaves 1.5-1.9x (docs/host.md, "Lower run bounds, measured"). heap.cc's fast path
 // still looks in the class's list (empty unless an aligned request was rounded up into that
 // class) before its slow path gets here.
 inline constexpr std::size_t kMaxClassRequest = std::size_t{64} << 10;
