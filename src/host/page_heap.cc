@@ -93,6 +93,7 @@ void PageHeap::MergeAndInsert(Span* span) noexcept {
       Unlink(prev);
       span->first_page = prev->first_page;
       span->num_pages += prev->num_pages;
+      span->huge_advised |= prev->huge_advised;
       DeleteRecord(prev);
     }
   }
@@ -101,6 +102,7 @@ void PageHeap::MergeAndInsert(Span* span) noexcept {
       next->first_page == span->first_page + span->num_pages) {
     Unlink(next);
     span->num_pages += next->num_pages;
+    span->huge_advised |= next->huge_advised;
     DeleteRecord(next);
   }
   Insert(span);
@@ -276,12 +278,14 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
     head->first_page = span->first_page;
     head->num_pages = prefix;
     head->state = span->state;
+    head->huge_advised = span->huge_advised;
     Insert(head);
   }
   if (tail != nullptr) {
     tail->first_page = start + pages;
     tail->num_pages = suffix;
     tail->state = span->state;
+    tail->huge_advised = span->huge_advised;
     Insert(tail);
   }
   span->first_page = start;
@@ -325,6 +329,10 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
     memory = platform::MapPages(bytes, alignment);
   }
   if (memory == nullptr) return false;
+  // No huge pages but where a large block asks for them (TakeHugeInterior): under THP
+  // "always" a fault in a small span would otherwise map 2 MiB, pages held does not count
+  // included. The same state as after a block's advice is taken back, so the ranges merge.
+  platform::AdviseHugePages(memory, bytes, false);
   const std::uintptr_t first = Pagemap::PageOf(memory);
   Span* span = NewRecord();
   Span* reservation = NewRecord();
@@ -407,7 +415,40 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     *failure = Failure::kOs;
     return nullptr;
   }
-  SpinLockHolder hold(lock_);
+  // Read before the lock: the first call reads sysfs.
+  const std::size_t huge_page =
+      size_class == 0 && huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
+  Span* span = nullptr;
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+  bool advise = false;
+  {
+    SpinLockHolder hold(lock_);
+    bool fresh = false;
+    span = NewLocked(pages, align_pages, size_class, requested, failure, &fresh);
+    advise = TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
+  }
+  // Outside the lock: the block is the caller's alone, and the syscall takes the kernel's
+  // mmap lock.
+  if (advise) platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+  return span;
+}
+
+bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, std::uintptr_t* lo,
+                                std::uintptr_t* hi) noexcept {
+  if (span == nullptr || !fresh || huge_page == 0) return false;
+  const auto start = reinterpret_cast<std::uintptr_t>(span->Start());
+  *lo = RoundUp(start, huge_page);
+  *hi = (start + span->Bytes()) & ~(std::uintptr_t{huge_page} - 1);
+  if (*hi <= *lo) return false;
+  span->huge_advised = true;
+  ++huge_page_blocks_;
+  return true;
+}
+
+// New under the lock; `*fresh` says whether the span took pages the OS did not hold.
+Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
+                          std::size_t requested, Failure* failure, bool* fresh) noexcept {
   Span* span = FindFit(SpanState::kFree, pages, align_pages);
   if (span != nullptr) {
     span = Carve(span, pages, align_pages, size_class);
@@ -419,6 +460,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   if (align_pages == 1) {
     span = ExtendIntoReturned(pages, size_class);
     if (span != nullptr) {
+      *fresh = true;
       CountNew(span, requested);
       CheckIfEnabled();
       return span;
@@ -443,6 +485,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
   }
+  *fresh = true;
   CountNew(span, requested);
   CheckIfEnabled();
   return span;
@@ -468,7 +511,23 @@ std::size_t PageHeap::ReturnedPagesAfter(const Span* span, std::size_t pages) co
 // new held bytes, and the window stays out of the release and the trim that precede them
 // (which may merge the records around it, hence the second walk; the pages' states stay).
 bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept {
-  SpinLockHolder hold(lock_);
+  const std::size_t huge_page = huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+  bool grown = false;
+  bool advise = false;
+  {
+    SpinLockHolder hold(lock_);
+    bool fresh = false;
+    grown = GrowInPlaceLocked(span, pages, requested, &fresh);
+    advise = grown && TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
+  }
+  if (advise) platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+  return grown;
+}
+
+bool PageHeap::GrowInPlaceLocked(Span* span, std::size_t pages, std::size_t requested,
+                                 bool* fresh) noexcept {
   if constexpr (kChecked) {
     if (span->state != SpanState::kInUse || span->size_class != 0) {
       HeapCorrupted("GrowInPlace of a span that is not a live large block");
@@ -496,6 +555,7 @@ bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested)
       CheckIfEnabled();
       return false;
     }
+    *fresh = true;
   }
   // Each free span in the window is absorbed whole, or (the last) loses its front pages
   // and keeps its record and state for the rest.
@@ -504,6 +564,7 @@ bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested)
     Unlink(next);
     const std::size_t take = std::min(next->num_pages, pages - span->num_pages);
     span->num_pages += take;
+    span->huge_advised |= next->huge_advised;
     if (take == next->num_pages) {
       DeleteRecord(next);
     } else {
@@ -617,6 +678,8 @@ std::size_t PageHeap::ReleaseFromListLocked(SpanList& list, std::size_t keep_byt
 std::size_t PageHeap::Decommit(Span* span) noexcept {
   const std::size_t bytes = span->Bytes();
   Unlink(span);
+  // The advice goes first: returned pages must fault back as small pages (see Grow).
+  if (std::exchange(span->huge_advised, false)) platform::AdviseHugePages(span->Start(), bytes, false);
   platform::DecommitPages(span->Start(), bytes);
   ++num_releases_;
   held_.fetch_sub(bytes, std::memory_order_relaxed);
@@ -682,6 +745,7 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.large_allocs = large_allocs_;
   s.large_frees = large_frees_;
   s.max_large_request = max_large_request_;
+  s.huge_page_blocks = huge_page_blocks_;
   return s;
 }
 
@@ -708,6 +772,9 @@ const char* PageHeap::CheckInvariantsLocked() const noexcept {
       if (StateIndex(span->state) != state) return "a span sits in the free list of another state";
       if (pages != 0 ? span->num_pages != pages : span->num_pages <= kMaxPages) {
         return "a span sits in the free list of another size";
+      }
+      if (span->huge_advised && span->state == SpanState::kReturned) {
+        return "a returned span is still advised to use huge pages";
       }
       if (pagemap_->Get(span->first_page) != span || pagemap_->Get(span->LastPage()) != span) {
         return "the pagemap does not map a free span's first and last page to it";
