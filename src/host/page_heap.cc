@@ -415,9 +415,11 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     *failure = Failure::kOs;
     return nullptr;
   }
-  // Read before the lock: the first call reads sysfs.
-  const std::size_t huge_page =
-      size_class == 0 && huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
+  // Read before the lock: the first call reads sysfs (not at start-up: a small span asks
+  // only once held is past kHugeGrowthHeld).
+  const bool huge = huge_pages_.load(std::memory_order_relaxed) &&
+                    (size_class == 0 || Held() >= kHugeGrowthHeld);
+  const std::size_t huge_page = huge ? platform::HugePageSize() : 0;
   Span* span = nullptr;
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
@@ -425,7 +427,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   {
     SpinLockHolder hold(lock_);
     bool fresh = false;
-    span = NewLocked(pages, align_pages, size_class, requested, failure, &fresh);
+    span = NewLocked(pages, align_pages, size_class, requested, huge_page, failure, &fresh);
     advise = TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
   }
   // Outside the lock: the block is the caller's alone, and the syscall takes the kernel's
@@ -436,7 +438,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
 
 bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, std::uintptr_t* lo,
                                 std::uintptr_t* hi) noexcept {
-  if (span == nullptr || !fresh || huge_page == 0) return false;
+  if (span == nullptr || span->size_class != 0 || !fresh || huge_page == 0) return false;
   const auto start = reinterpret_cast<std::uintptr_t>(span->Start());
   *lo = RoundUp(start, huge_page);
   *hi = (start + span->Bytes()) & ~(std::uintptr_t{huge_page} - 1);
@@ -446,10 +448,46 @@ bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, s
   return true;
 }
 
+// A request of `pages` that no committed free span fits, in a heap holding kHugeGrowthHeld
+// or more: commits the first whole huge page of the returned spans (its record splits
+// around it, and it merges with committed free neighbours) and asks for a transparent huge
+// page on it; the request and the ones after it are carved from it. False, with nothing
+// changed, for a request of a huge page or more (TakeHugeInterior serves those), when no
+// returned span holds a whole huge page (no address space is reserved for one), or when
+// held may not grow by one.
+bool PageHeap::CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept {
+  const std::size_t huge_pages = huge_page >> kPageShift;
+  if (huge_pages == 0 || pages >= huge_pages || Held() < kHugeGrowthHeld) return false;
+  const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
+  if (threshold != 0 && Held() + huge_page > threshold) return false;
+  // The trim first: what it returns merges with returned neighbours, records included.
+  TrimBeforeGrowLocked(pages << kPageShift);
+  Span* returned = FindFit(SpanState::kReturned, huge_pages, huge_pages);
+  if (returned == nullptr) return false;
+  Span* spare[2] = {NewRecord(), NewRecord()};
+  const bool ok = spare[0] != nullptr && spare[1] != nullptr && ReserveHeld(huge_page);
+  if (ok) {
+    const std::uintptr_t first = RoundUp(returned->first_page, huge_pages);
+    CommitPart(returned, first, first + huge_pages, spare)->huge_advised = true;
+    // Under the lock, once per huge page of growth: the pages are free, and a thread that
+    // carved them before the advice would fault them in by 4 KiB.
+    platform::AdviseHugePages(reinterpret_cast<void*>(first << kPageShift), huge_page, true);
+    ++huge_pages_committed_;
+  }
+  for (Span* record : spare) {
+    if (record != nullptr) DeleteRecord(record);
+  }
+  return ok;
+}
+
 // New under the lock; `*fresh` says whether the span took pages the OS did not hold.
 Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
-                          std::size_t requested, Failure* failure, bool* fresh) noexcept {
+                          std::size_t requested, std::size_t huge_page, Failure* failure,
+                          bool* fresh) noexcept {
   Span* span = FindFit(SpanState::kFree, pages, align_pages);
+  if (span == nullptr && align_pages < (huge_page >> kPageShift) && CommitHugePage(pages, huge_page)) {
+    span = FindFit(SpanState::kFree, pages, align_pages);
+  }
   if (span != nullptr) {
     span = Carve(span, pages, align_pages, size_class);
     if (span == nullptr) *failure = Failure::kOs;
@@ -746,6 +784,7 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.large_frees = large_frees_;
   s.max_large_request = max_large_request_;
   s.huge_page_blocks = huge_page_blocks_;
+  s.huge_pages_committed = huge_pages_committed_;
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -104,7 +105,7 @@ class HugePagesTest : public ::testing::Test {
 
   std::size_t huge_ = 0;
   std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
-  PageHeap heap_{pagemap_.get(), 64 * kMiB};
+  PageHeap heap_{pagemap_.get(), 256 * kMiB};
 };
 
 TEST_F(HugePagesTest, AFreshLargeBlockAdvisesTheWholeHugePagesInsideItAndNothingElse) {
@@ -265,6 +266,86 @@ TEST_F(HugePagesTest, SwitchedOffNoBlockAsks) {
   EXPECT_FALSE(AnyPageHas(Address(block), Address(block) + block->Bytes(), "hg"));
   heap_.Delete(block);
   ExpectConsistent();
+}
+
+// Past PageHeap::kHugeGrowthHeld, a request smaller than a huge page that no committed free
+// span fits commits a whole huge page, advised, and the next requests are carved from it.
+class HugeGrowthTest : public HugePagesTest {
+ protected:
+  // Brings held to the threshold with one untouched block (address space only).
+  void FillToThreshold() {
+    base_ = New(PageHeap::kHugeGrowthHeld);
+    ASSERT_NE(base_, nullptr);
+  }
+  Span* NewSmall() {
+    Failure failure = Failure::kNone;
+    Span* span = heap_.New(2, 1, 1, 0, &failure);
+    EXPECT_NE(span, nullptr);
+    return span;
+  }
+  void FreeAll(std::initializer_list<Span*> spans) {
+    for (Span* span : spans) heap_.Delete(span);
+    heap_.Delete(base_);
+    heap_.ReleaseFree();
+    ExpectConsistent();
+  }
+  Span* base_ = nullptr;
+};
+
+TEST_F(HugeGrowthTest, BelowTheThresholdASmallRequestCommitsOnlyItsPages) {
+  Span* small = NewSmall();
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(heap_.Stats().held, 2 * kPageSize);
+  EXPECT_EQ(heap_.Stats().huge_pages_committed, 0u);
+  EXPECT_FALSE(AnyPageHas(Address(small), Address(small) + small->Bytes(), "hg"));
+  heap_.Delete(small);
+  ExpectConsistent();
+}
+
+TEST_F(HugeGrowthTest, PastItASmallRequestCommitsAWholeHugePageThatTheNextOnesShare) {
+  FillToThreshold();
+  const std::size_t held = heap_.Stats().held;
+  Span* a = NewSmall();
+  Span* b = NewSmall();
+  ASSERT_TRUE(a && b);
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.huge_pages_committed, 1u);
+  EXPECT_EQ(s.held, held + huge_);  // the rest of the huge page is committed, free
+  EXPECT_EQ(s.free_committed, huge_ - 4 * kPageSize);
+  EXPECT_TRUE(a->huge_advised && b->huge_advised);
+  const std::uintptr_t page = Address(a) & ~(huge_ - 1);
+  EXPECT_EQ(Address(b) & ~(huge_ - 1), page);  // both in the one huge page
+  EXPECT_TRUE(EveryPageHas(page, page + huge_, "hg"));
+  std::memset(a->Start(), 1, a->Bytes());
+  FreeAll({a, b});
+  EXPECT_FALSE(AnyPageHas(page, page + huge_, "hg"));
+}
+
+TEST_F(HugeGrowthTest, AHugePageOrMoreIsALargeBlockAndCommitsOnlyItsPages) {
+  FillToThreshold();
+  const std::size_t held = heap_.Stats().held;
+  Span* block = New(huge_ + kPageSize);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(heap_.Stats().held, held + block->Bytes());
+  EXPECT_EQ(heap_.Stats().huge_pages_committed, 0u);
+  FreeAll({block});
+}
+
+TEST_F(HugeGrowthTest, SwitchedOffOrUnderTheReleaseThresholdItCommitsOnlyThePages) {
+  FillToThreshold();
+  heap_.SetHugePages(false);
+  Span* a = NewSmall();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(heap_.Stats().huge_pages_committed, 0u);
+  heap_.SetHugePages(true);
+  // A ceiling with room for a huge page, whose release threshold one would cross.
+  heap_.SetReleaseRatio(0.5);
+  ASSERT_TRUE(heap_.TrySetCeiling(2 * (heap_.Stats().held + huge_ - kPageSize)));
+  Span* b = New(3 * kPageSize);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(heap_.Stats().huge_pages_committed, 0u);
+  ASSERT_TRUE(heap_.TrySetCeiling(0));
+  FreeAll({a, b});
 }
 
 TEST(HugePagesConfig, TheKeyIsOnByDefaultAndParses) {
