@@ -329,9 +329,9 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
     memory = platform::MapPages(bytes, alignment);
   }
   if (memory == nullptr) return false;
-  // No huge pages but where a large block asks for them (TakeHugeInterior): under THP
-  // "always" a fault in a small span would otherwise map 2 MiB, pages held does not count
-  // included. The same state as after a block's advice is taken back, so the ranges merge.
+  // No huge pages but where the heap asks for them (TakeHugeInterior, CommitHugePage): under
+  // THP "always" a fault in a small span would otherwise map 2 MiB, pages held does not
+  // count included. The same state as after the advice is taken back, so the ranges merge.
   platform::AdviseHugePages(memory, bytes, false);
   const std::uintptr_t first = Pagemap::PageOf(memory);
   Span* span = NewRecord();
@@ -485,7 +485,8 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
                           std::size_t requested, std::size_t huge_page, Failure* failure,
                           bool* fresh) noexcept {
   Span* span = FindFit(SpanState::kFree, pages, align_pages);
-  if (span == nullptr && align_pages < (huge_page >> kPageShift) && CommitHugePage(pages, huge_page)) {
+  if (span == nullptr && align_pages < (huge_page >> kPageShift) &&
+      CommitHugePage(pages, huge_page)) {
     span = FindFit(SpanState::kFree, pages, align_pages);
   }
   if (span != nullptr) {
@@ -549,7 +550,8 @@ std::size_t PageHeap::ReturnedPagesAfter(const Span* span, std::size_t pages) co
 // new held bytes, and the window stays out of the release and the trim that precede them
 // (which may merge the records around it, hence the second walk; the pages' states stay).
 bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept {
-  const std::size_t huge_page = huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
+  const std::size_t huge_page =
+      huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
   bool grown = false;
@@ -717,7 +719,9 @@ std::size_t PageHeap::Decommit(Span* span) noexcept {
   const std::size_t bytes = span->Bytes();
   Unlink(span);
   // The advice goes first: returned pages must fault back as small pages (see Grow).
-  if (std::exchange(span->huge_advised, false)) platform::AdviseHugePages(span->Start(), bytes, false);
+  if (std::exchange(span->huge_advised, false)) {
+    platform::AdviseHugePages(span->Start(), bytes, false);
+  }
   platform::DecommitPages(span->Start(), bytes);
   ++num_releases_;
   held_.fetch_sub(bytes, std::memory_order_relaxed);

@@ -148,9 +148,9 @@ class PageHeap {
       MEMARENA_REQUIRES(lock_);
   bool GrowInPlaceLocked(Span* span, std::size_t pages, std::size_t requested,
                          bool* fresh) noexcept MEMARENA_REQUIRES(lock_);
+  bool CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept MEMARENA_REQUIRES(lock_);
   // The bytes [*lo, *hi) of whole huge pages inside `span`, when it is a large block on
   // fresh pages that should ask for them (then marked huge_advised); false otherwise.
-  bool CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept MEMARENA_REQUIRES(lock_);
   bool TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, std::uintptr_t* lo,
                         std::uintptr_t* hi) noexcept MEMARENA_REQUIRES(lock_);
   Span* FindFit(SpanState state, std::size_t pages, std::size_t align_pages) noexcept

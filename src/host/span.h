@@ -37,8 +37,9 @@ struct Span {
   std::uint8_t size_class = 0;  // 0: a page-granular (large) block
   bool in_central_list = false;
   // Some of the span's pages may carry MADV_HUGEPAGE (PageHeap: a fresh large block's whole
-  // huge pages). Kept through splits and merges, so every advised page lies in a span with
-  // this set; cleared when the span is decommitted, which takes the advice back first.
+  // huge pages, or a huge page committed for smaller requests). Kept through splits and
+  // merges, so every advised page lies in a span with this set; cleared when the span is
+  // decommitted, which takes the advice back first.
   bool huge_advised = false;
   std::uint32_t allocated = 0;  // small spans: objects handed out of the span
   // Large spans: the heap sampler's table entry of their block (heap_sampler.h); 0 when the

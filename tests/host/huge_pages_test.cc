@@ -98,7 +98,9 @@ class HugePagesTest : public ::testing::Test {
     EXPECT_EQ(problem, nullptr) << problem;
   }
   // The whole huge pages inside `span`.
-  std::uintptr_t InteriorLo(const Span* span) const { return (Address(span) + huge_ - 1) & ~(huge_ - 1); }
+  std::uintptr_t InteriorLo(const Span* span) const {
+    return (Address(span) + huge_ - 1) & ~(huge_ - 1);
+  }
   std::uintptr_t InteriorHi(const Span* span) const {
     return (Address(span) + span->Bytes()) & ~(huge_ - 1);
   }
