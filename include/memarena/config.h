@@ -26,6 +26,12 @@ struct HostConfig {
   // Free committed bytes ReleaseUnusedSpans() keeps for reuse (a warm working set that still
   // counts against the ceiling). Key `release_keep`, a size; 0 = release everything.
   std::size_t release_keep = 0;
+  // Fresh pages come as transparent huge pages (one page fault per 2 MiB instead of 512):
+  // large blocks on pages the OS did not hold ask for them on the whole 2 MiB pages inside
+  // them, and past 64 MiB held smaller requests commit whole 2 MiB pages. Memory touched
+  // only here and there then costs whole huge pages of RSS, all within held. Key
+  // `huge_pages`, 0|1.
+  bool huge_pages = true;
   // Double, interior and foreign frees. Key `on_invalid_free`, abort|report|ignore.
   InvalidFreeAction on_invalid_free = InvalidFreeAction::kAbort;
 

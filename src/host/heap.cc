@@ -1046,6 +1046,7 @@ void ApplyConfig(const HostConfig& config) {
   memarena::SetInvalidFreeAction(config.on_invalid_free);
   g_budget_pool.SetTotal(config.thread_cache_bytes);
   SetReleaseKeep(config.release_keep);
+  g_page_heap.SetHugePages(config.huge_pages);
   g_page_heap.SetReleaseRatio(config.release_threshold_ratio);
   if (!SetCeiling(config.ceiling)) {
     const std::string message = fmt::format(

@@ -93,6 +93,7 @@ void PageHeap::MergeAndInsert(Span* span) noexcept {
       Unlink(prev);
       span->first_page = prev->first_page;
       span->num_pages += prev->num_pages;
+      span->huge_advised |= prev->huge_advised;
       DeleteRecord(prev);
     }
   }
@@ -101,6 +102,7 @@ void PageHeap::MergeAndInsert(Span* span) noexcept {
       next->first_page == span->first_page + span->num_pages) {
     Unlink(next);
     span->num_pages += next->num_pages;
+    span->huge_advised |= next->huge_advised;
     DeleteRecord(next);
   }
   Insert(span);
@@ -276,12 +278,14 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
     head->first_page = span->first_page;
     head->num_pages = prefix;
     head->state = span->state;
+    head->huge_advised = span->huge_advised;
     Insert(head);
   }
   if (tail != nullptr) {
     tail->first_page = start + pages;
     tail->num_pages = suffix;
     tail->state = span->state;
+    tail->huge_advised = span->huge_advised;
     Insert(tail);
   }
   span->first_page = start;
@@ -325,6 +329,10 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
     memory = platform::MapPages(bytes, alignment);
   }
   if (memory == nullptr) return false;
+  // No huge pages but where the heap asks for them (TakeHugeInterior, CommitHugePage): under
+  // THP "always" a fault in a small span would otherwise map 2 MiB, pages held does not
+  // count included. The same state as after the advice is taken back, so the ranges merge.
+  platform::AdviseHugePages(memory, bytes, false);
   const std::uintptr_t first = Pagemap::PageOf(memory);
   Span* span = NewRecord();
   Span* reservation = NewRecord();
@@ -407,8 +415,80 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     *failure = Failure::kOs;
     return nullptr;
   }
-  SpinLockHolder hold(lock_);
+  // Read before the lock: the first call reads sysfs (not at start-up: a small span asks
+  // only once held is past kHugeGrowthHeld).
+  const bool huge = huge_pages_.load(std::memory_order_relaxed) &&
+                    (size_class == 0 || Held() >= kHugeGrowthHeld);
+  const std::size_t huge_page = huge ? platform::HugePageSize() : 0;
+  Span* span = nullptr;
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+  bool advise = false;
+  {
+    SpinLockHolder hold(lock_);
+    bool fresh = false;
+    span = NewLocked(pages, align_pages, size_class, requested, huge_page, failure, &fresh);
+    advise = TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
+  }
+  // Outside the lock: the block is the caller's alone, and the syscall takes the kernel's
+  // mmap lock.
+  if (advise) platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+  return span;
+}
+
+bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, std::uintptr_t* lo,
+                                std::uintptr_t* hi) noexcept {
+  if (span == nullptr || span->size_class != 0 || !fresh || huge_page == 0) return false;
+  const auto start = reinterpret_cast<std::uintptr_t>(span->Start());
+  *lo = RoundUp(start, huge_page);
+  *hi = (start + span->Bytes()) & ~(std::uintptr_t{huge_page} - 1);
+  if (*hi <= *lo) return false;
+  span->huge_advised = true;
+  ++huge_page_blocks_;
+  return true;
+}
+
+// A request of `pages` that no committed free span fits, in a heap holding kHugeGrowthHeld
+// or more: commits the first whole huge page of the returned spans (its record splits
+// around it, and it merges with committed free neighbours) and asks for a transparent huge
+// page on it; the request and the ones after it are carved from it. False, with nothing
+// changed, for a request of a huge page or more (TakeHugeInterior serves those), when no
+// returned span holds a whole huge page (no address space is reserved for one), or when
+// held may not grow by one.
+bool PageHeap::CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept {
+  const std::size_t huge_pages = huge_page >> kPageShift;
+  if (huge_pages == 0 || pages >= huge_pages || Held() < kHugeGrowthHeld) return false;
+  const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
+  if (threshold != 0 && Held() + huge_page > threshold) return false;
+  // The trim first: what it returns merges with returned neighbours, records included.
+  TrimBeforeGrowLocked(pages << kPageShift);
+  Span* returned = FindFit(SpanState::kReturned, huge_pages, huge_pages);
+  if (returned == nullptr) return false;
+  Span* spare[2] = {NewRecord(), NewRecord()};
+  const bool ok = spare[0] != nullptr && spare[1] != nullptr && ReserveHeld(huge_page);
+  if (ok) {
+    const std::uintptr_t first = RoundUp(returned->first_page, huge_pages);
+    CommitPart(returned, first, first + huge_pages, spare)->huge_advised = true;
+    // Under the lock, once per huge page of growth: the pages are free, and a thread that
+    // carved them before the advice would fault them in by 4 KiB.
+    platform::AdviseHugePages(reinterpret_cast<void*>(first << kPageShift), huge_page, true);
+    ++huge_pages_committed_;
+  }
+  for (Span* record : spare) {
+    if (record != nullptr) DeleteRecord(record);
+  }
+  return ok;
+}
+
+// New under the lock; `*fresh` says whether the span took pages the OS did not hold.
+Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
+                          std::size_t requested, std::size_t huge_page, Failure* failure,
+                          bool* fresh) noexcept {
   Span* span = FindFit(SpanState::kFree, pages, align_pages);
+  if (span == nullptr && align_pages < (huge_page >> kPageShift) &&
+      CommitHugePage(pages, huge_page)) {
+    span = FindFit(SpanState::kFree, pages, align_pages);
+  }
   if (span != nullptr) {
     span = Carve(span, pages, align_pages, size_class);
     if (span == nullptr) *failure = Failure::kOs;
@@ -419,6 +499,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   if (align_pages == 1) {
     span = ExtendIntoReturned(pages, size_class);
     if (span != nullptr) {
+      *fresh = true;
       CountNew(span, requested);
       CheckIfEnabled();
       return span;
@@ -443,6 +524,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
   }
+  *fresh = true;
   CountNew(span, requested);
   CheckIfEnabled();
   return span;
@@ -468,7 +550,24 @@ std::size_t PageHeap::ReturnedPagesAfter(const Span* span, std::size_t pages) co
 // new held bytes, and the window stays out of the release and the trim that precede them
 // (which may merge the records around it, hence the second walk; the pages' states stay).
 bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept {
-  SpinLockHolder hold(lock_);
+  const std::size_t huge_page =
+      huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+  bool grown = false;
+  bool advise = false;
+  {
+    SpinLockHolder hold(lock_);
+    bool fresh = false;
+    grown = GrowInPlaceLocked(span, pages, requested, &fresh);
+    advise = grown && TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
+  }
+  if (advise) platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+  return grown;
+}
+
+bool PageHeap::GrowInPlaceLocked(Span* span, std::size_t pages, std::size_t requested,
+                                 bool* fresh) noexcept {
   if constexpr (kChecked) {
     if (span->state != SpanState::kInUse || span->size_class != 0) {
       HeapCorrupted("GrowInPlace of a span that is not a live large block");
@@ -496,6 +595,7 @@ bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested)
       CheckIfEnabled();
       return false;
     }
+    *fresh = true;
   }
   // Each free span in the window is absorbed whole, or (the last) loses its front pages
   // and keeps its record and state for the rest.
@@ -504,6 +604,7 @@ bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested)
     Unlink(next);
     const std::size_t take = std::min(next->num_pages, pages - span->num_pages);
     span->num_pages += take;
+    span->huge_advised |= next->huge_advised;
     if (take == next->num_pages) {
       DeleteRecord(next);
     } else {
@@ -617,6 +718,10 @@ std::size_t PageHeap::ReleaseFromListLocked(SpanList& list, std::size_t keep_byt
 std::size_t PageHeap::Decommit(Span* span) noexcept {
   const std::size_t bytes = span->Bytes();
   Unlink(span);
+  // The advice goes first: returned pages must fault back as small pages (see Grow).
+  if (std::exchange(span->huge_advised, false)) {
+    platform::AdviseHugePages(span->Start(), bytes, false);
+  }
   platform::DecommitPages(span->Start(), bytes);
   ++num_releases_;
   held_.fetch_sub(bytes, std::memory_order_relaxed);
@@ -682,6 +787,8 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.large_allocs = large_allocs_;
   s.large_frees = large_frees_;
   s.max_large_request = max_large_request_;
+  s.huge_page_blocks = huge_page_blocks_;
+  s.huge_pages_committed = huge_pages_committed_;
   return s;
 }
 
@@ -708,6 +815,9 @@ const char* PageHeap::CheckInvariantsLocked() const noexcept {
       if (StateIndex(span->state) != state) return "a span sits in the free list of another state";
       if (pages != 0 ? span->num_pages != pages : span->num_pages <= kMaxPages) {
         return "a span sits in the free list of another size";
+      }
+      if (span->huge_advised && span->state == SpanState::kReturned) {
+        return "a returned span is still advised to use huge pages";
       }
       if (pagemap_->Get(span->first_page) != span || pagemap_->Get(span->LastPage()) != span) {
         return "the pagemap does not map a free span's first and last page to it";

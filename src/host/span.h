@@ -22,6 +22,8 @@ inline constexpr std::uint32_t kSpareSampledSpan = ~std::uint32_t{0};
 // CentralCache::CheckInvariants for the small spans on its lists):
 //   free span:  state != kInUse, size_class == 0, and the pagemap maps first_page and
 //               LastPage() to it
+//   returned span: huge_advised == false (no page the OS does not hold for us is advised,
+//               so a huge page never faults in pages that held does not count)
 //   small span: allocated + length(free_objects) + (bump_end - bump) / size
 //                   + (skipped_end - skipped) / size == ClassInfo(size_class).objects
 //               in_central_list == (length(free_objects) + (bump_end - bump) / size
@@ -34,6 +36,11 @@ struct Span {
   SpanState state = SpanState::kReturned;
   std::uint8_t size_class = 0;  // 0: a page-granular (large) block
   bool in_central_list = false;
+  // Some of the span's pages may carry MADV_HUGEPAGE (PageHeap: a fresh large block's whole
+  // huge pages, or a huge page committed for smaller requests). Kept through splits and
+  // merges, so every advised page lies in a span with this set; cleared when the span is
+  // decommitted, which takes the advice back first.
+  bool huge_advised = false;
   std::uint32_t allocated = 0;  // small spans: objects handed out of the span
   // Large spans: the heap sampler's table entry of their block (heap_sampler.h); 0 when the
   // block is not sampled; kSpareSampledSpan for a spare (heap.cc: a freed sampled span a

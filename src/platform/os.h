@@ -25,6 +25,16 @@ void UnmapPages(void* ptr, std::size_t size) noexcept;
 // the range stays mapped and reads back as zeros when touched again.
 void DecommitPages(void* ptr, std::size_t size) noexcept;
 
+// The size of a transparent huge page (the PMD size: 2 MiB on x86-64) when the kernel backs
+// memory with them on request (THP mode "madvise" or "always"); 0 when it never does (mode
+// "never", or no THP). Read from sysfs on the first call, then cached.
+std::size_t HugePageSize() noexcept;
+
+// Asks the kernel to back the mapped, page-aligned range with transparent huge pages from its
+// next page faults on (MADV_HUGEPAGE), or never to (MADV_NOHUGEPAGE). A hint: a kernel
+// without THP refuses it, and that is ignored. Pages already mapped stay as they are.
+void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept;
+
 // Reserves `size` bytes of address space with no access and no memory behind it
 // (PROT_NONE, MAP_NORESERVE), starting at a multiple of `alignment` (a power of two >=
 // PageSize()). Pages become usable only through CommitPages. Returns nullptr on failure.

@@ -84,6 +84,10 @@ void DecommitPages(void* ptr, std::size_t size) noexcept {
   if (ptr != nullptr && size != 0) madvise(ptr, size, MADV_DONTNEED);
 }
 
+void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept {
+  if (ptr != nullptr && size != 0) madvise(ptr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
 namespace {
 
 // Reads a small /proc file into `buf` without allocating; returns bytes read or -1.
@@ -98,6 +102,25 @@ long ReadSmallFile(const char* path, char* buf, std::size_t cap) noexcept {
 }
 
 }  // namespace
+
+std::size_t HugePageSize() noexcept {
+  static const std::size_t size = [] {
+    char buf[128];
+    // "always [madvise] never": the brackets mark the mode in force.
+    if (ReadSmallFile("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) <= 0 ||
+        std::strstr(buf, "[never]") != nullptr) {
+      return std::size_t{0};
+    }
+    if (ReadSmallFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf, sizeof buf) <= 0) {
+      return std::size_t{0};
+    }
+    const unsigned long long bytes = std::strtoull(buf, nullptr, 10);
+    // Only a power of two above the page size can be an alignment.
+    const bool usable = bytes > PageSize() && (bytes & (bytes - 1)) == 0;
+    return usable ? static_cast<std::size_t>(bytes) : std::size_t{0};
+  }();
+  return size;
+}
 
 std::size_t ResidentBytes() noexcept {
   char buf[256];

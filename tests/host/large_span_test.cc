@@ -14,7 +14,10 @@
 #include "host/heap.h"
 #include "host/heap_sampler.h"
 #include "host/host_api.h"
+#include "host/page_heap.h"
+#include "memarena/config.h"
 #include "memarena/memarena.h"
+#include "platform/os.h"
 
 namespace memarena {
 namespace {
@@ -216,6 +219,24 @@ TEST_F(LargeSpanTest, ASampledBlockDoesNotGrowInPlace) {
   EXPECT_FALSE(host::GrowInPlace(block, 2 * kMiB));
   EXPECT_EQ(host::UsableSize(block), kMiB);
   HostAllocator().Deallocate(block);
+}
+
+// MEMARENA_CONF's huge_pages reaches the process heap: a large block on fresh pages asks for
+// huge pages by default and not with huge_pages:0 (huge_pages_test checks what it asks).
+TEST_F(LargeSpanTest, TheHugePagesKeyTurnsTheAdviceOnAndOff) {
+  if (platform::HugePageSize() == 0) GTEST_SKIP() << "no transparent huge pages on this kernel";
+  auto fresh_block_advised = [] {
+    ReleaseUnusedSpans();  // so the block takes pages the OS does not hold
+    const std::uint64_t before = host::ProcessPageHeap().Stats().huge_page_blocks;
+    void* block = HostAllocator().Allocate(8 * kMiB);
+    const bool advised = host::ProcessPageHeap().Stats().huge_page_blocks != before;
+    HostAllocator().Deallocate(block);
+    return advised;
+  };
+  host::ApplyConfig(HostConfig::Parse("huge_pages:0"));
+  EXPECT_FALSE(fresh_block_advised());
+  host::ApplyConfig(HostConfig{});
+  EXPECT_TRUE(fresh_block_advised());
 }
 
 }  // namespace
