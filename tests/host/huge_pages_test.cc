@@ -1,17 +1,18 @@
-// Transparent huge pages for large blocks on fresh pages (PageHeap::SetHugePages): which
-// ranges carry the advice, checked on the kernel's own record of it (the `hg` and `nh`
-// flags of /proc/self/smaps), and that the advice never outlives the pages' commit.
-// Each test builds its own heap over its own pagemap, as page_heap_test does.
+// Transparent huge pages for fresh pages (PageHeap::SetHugePages): large blocks on fresh
+// pages, and past PageHeap::kHugeGrowthHeld the growth by whole huge pages. Which ranges
+// carry the advice, checked on the kernel's own record of it (the `hg` and `nh` flags of
+// /proc/self/smaps), and that the advice never outlives the pages' commit. Each test builds
+// its own heap over its own pagemap, as page_heap_test does.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "host/page_heap.h"
 #include "host/pagemap.h"
