@@ -29,7 +29,9 @@ struct HostConfig {
   // Fresh pages come as transparent huge pages (one page fault per 2 MiB instead of 512):
   // large blocks on pages the OS did not hold ask for them on the whole 2 MiB pages inside
   // them, and past 64 MiB held smaller requests commit whole 2 MiB pages. Memory touched
-  // only here and there then costs whole huge pages of RSS, all within held. Key
+  // only here and there then costs whole huge pages of RSS, all within held. Only while
+  // they prove cheap: the heap times each huge page's first fault, and two slower than 2 ms
+  // in a row (a VM whose host must back them again) switch them off for the process. Key
   // `huge_pages`, 0|1.
   bool huge_pages = true;
   // Double, interior and foreign frees. Key `on_invalid_free`, abort|report|ignore.

@@ -48,7 +48,9 @@ constexpr std::array kHostRows = {
     common::BoolRow<&HostConfig::huge_pages>(
         "huge_pages", "fresh pages come as transparent huge pages: large blocks ask for them "
         "on the whole 2 MiB pages inside them, and past 64 MiB held smaller requests commit "
-        "whole 2 MiB pages; one page fault per 2 MiB instead of 512 (0 = 4 KiB pages only)"),
+        "whole 2 MiB pages; one page fault per 2 MiB instead of 512, while huge pages prove "
+        "cheap: two first faults slower than 2 ms in a row switch them off (0 = 4 KiB pages "
+        "only)"),
     Row<&HostConfig::on_invalid_free, ParseInvalidFreeAction, ShowInvalidFreeAction>(
         "on_invalid_free", "abort|report|ignore", "double, interior or foreign free: abort "
         "with a message, print it and carry on, or carry on"),

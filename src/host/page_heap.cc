@@ -415,25 +415,46 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     *failure = Failure::kOs;
     return nullptr;
   }
-  // Read before the lock: the first call reads sysfs (not at start-up: a small span asks
-  // only once held is past kHugeGrowthHeld).
-  const bool huge = huge_pages_.load(std::memory_order_relaxed) &&
-                    (size_class == 0 || Held() >= kHugeGrowthHeld);
-  const std::size_t huge_page = huge ? platform::HugePageSize() : 0;
+  // Read before the lock (HugePageIfOn's first call reads sysfs).
+  const std::size_t huge_page =
+      size_class == 0 || Held() >= kHugeGrowthHeld ? HugePageIfOn() : 0;
   Span* span = nullptr;
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
+  std::uintptr_t fault_page = 0;
   bool advise = false;
   {
     SpinLockHolder hold(lock_);
     bool fresh = false;
-    span = NewLocked(pages, align_pages, size_class, requested, huge_page, failure, &fresh);
+    span = NewLocked(pages, align_pages, size_class, requested, huge_page, failure, &fresh,
+                     &fault_page);
     advise = TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
   }
-  // Outside the lock: the block is the caller's alone, and the syscall takes the kernel's
+  // Outside the lock: the block is the caller's alone, and the syscalls take the kernel's
   // mmap lock.
-  if (advise) platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+  if (advise) {
+    platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+    fault_page = lo >> kPageShift;
+  }
+  if (fault_page != 0) TimeHugeFault(fault_page);
   return span;
+}
+
+std::size_t PageHeap::HugePageIfOn() const noexcept {
+  // The first call reads sysfs (not at start-up: a small span asks only once held is past
+  // kHugeGrowthHeld).
+  if (!huge_pages_.load(std::memory_order_relaxed) || huge_faults_.Slow()) return 0;
+  return platform::HugePageSize();
+}
+
+// The fault happens here rather than at the program's first write, which it saves: the page
+// is the caller's and inside a huge page just advised, so the kernel maps the whole huge
+// page, as that write would have. A kernel without MADV_POPULATE_WRITE leaves it to the
+// write, untimed.
+void PageHeap::TimeHugeFault(std::uintptr_t page) noexcept {
+  const std::uint64_t start = platform::NowNanos();
+  if (!platform::PopulateForWrite(reinterpret_cast<void*>(page << kPageShift), kPageSize)) return;
+  huge_faults_.Record(platform::NowNanos() - start);
 }
 
 bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, std::uintptr_t* lo,
@@ -454,20 +475,21 @@ bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, s
 // page on it; the request and the ones after it are carved from it. False, with nothing
 // changed, for a request of a huge page or more (TakeHugeInterior serves those), when no
 // returned span holds a whole huge page (no address space is reserved for one), or when
-// held may not grow by one.
-bool PageHeap::CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept {
+// held may not grow by one. Returns the huge page's first page number, or 0 when declined.
+std::uintptr_t PageHeap::CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept {
   const std::size_t huge_pages = huge_page >> kPageShift;
-  if (huge_pages == 0 || pages >= huge_pages || Held() < kHugeGrowthHeld) return false;
+  if (huge_pages == 0 || pages >= huge_pages || Held() < kHugeGrowthHeld) return 0;
   const std::size_t threshold = threshold_.load(std::memory_order_relaxed);
-  if (threshold != 0 && Held() + huge_page > threshold) return false;
+  if (threshold != 0 && Held() + huge_page > threshold) return 0;
   // The trim first: what it returns merges with returned neighbours, records included.
   TrimBeforeGrowLocked(pages << kPageShift);
   Span* returned = FindFit(SpanState::kReturned, huge_pages, huge_pages);
-  if (returned == nullptr) return false;
+  if (returned == nullptr) return 0;
   Span* spare[2] = {NewRecord(), NewRecord()};
   const bool ok = spare[0] != nullptr && spare[1] != nullptr && ReserveHeld(huge_page);
+  std::uintptr_t first = 0;
   if (ok) {
-    const std::uintptr_t first = RoundUp(returned->first_page, huge_pages);
+    first = RoundUp(returned->first_page, huge_pages);
     CommitPart(returned, first, first + huge_pages, spare)->huge_advised = true;
     // Under the lock, once per huge page of growth: the pages are free, and a thread that
     // carved them before the advice would fault them in by 4 KiB.
@@ -477,21 +499,31 @@ bool PageHeap::CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept
   for (Span* record : spare) {
     if (record != nullptr) DeleteRecord(record);
   }
-  return ok;
+  return first;
 }
 
-// New under the lock; `*fresh` says whether the span took pages the OS did not hold.
+// New under the lock; `*fresh` says whether the span took pages the OS did not hold, and
+// `*huge_fault_page` is the span's first page inside a huge page just committed for it
+// (0 when none: New times that page's first fault).
 Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
                           std::size_t requested, std::size_t huge_page, Failure* failure,
-                          bool* fresh) noexcept {
+                          bool* fresh, std::uintptr_t* huge_fault_page) noexcept {
   Span* span = FindFit(SpanState::kFree, pages, align_pages);
-  if (span == nullptr && align_pages < (huge_page >> kPageShift) &&
-      CommitHugePage(pages, huge_page)) {
-    span = FindFit(SpanState::kFree, pages, align_pages);
+  std::uintptr_t huge_first = 0;
+  if (span == nullptr && align_pages < (huge_page >> kPageShift)) {
+    huge_first = CommitHugePage(pages, huge_page);
+    if (huge_first != 0) span = FindFit(SpanState::kFree, pages, align_pages);
   }
   if (span != nullptr) {
     span = Carve(span, pages, align_pages, size_class);
     if (span == nullptr) *failure = Failure::kOs;
+    // The fit may start in a committed neighbour the huge page merged with.
+    if (span != nullptr && huge_first != 0) {
+      const std::uintptr_t first = std::max(span->first_page, huge_first);
+      const std::uintptr_t end =
+          std::min(span->first_page + span->num_pages, huge_first + (huge_page >> kPageShift));
+      if (first < end) *huge_fault_page = first;
+    }
     CountNew(span, requested);
     CheckIfEnabled();
     return span;
@@ -550,8 +582,7 @@ std::size_t PageHeap::ReturnedPagesAfter(const Span* span, std::size_t pages) co
 // new held bytes, and the window stays out of the release and the trim that precede them
 // (which may merge the records around it, hence the second walk; the pages' states stay).
 bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept {
-  const std::size_t huge_page =
-      huge_pages_.load(std::memory_order_relaxed) ? platform::HugePageSize() : 0;
+  const std::size_t huge_page = HugePageIfOn();
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
   bool grown = false;
@@ -562,7 +593,10 @@ bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested)
     grown = GrowInPlaceLocked(span, pages, requested, &fresh);
     advise = grown && TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
   }
-  if (advise) platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+  if (advise) {
+    platform::AdviseHugePages(reinterpret_cast<void*>(lo), hi - lo, true);
+    TimeHugeFault(lo >> kPageShift);
+  }
   return grown;
 }
 
@@ -789,6 +823,7 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.max_large_request = max_large_request_;
   s.huge_page_blocks = huge_page_blocks_;
   s.huge_pages_committed = huge_pages_committed_;
+  s.slow_huge_fault_nanos = huge_faults_.SwitchedOffAt();
   return s;
 }
 

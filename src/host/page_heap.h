@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "host/huge_fault_watch.h"
 #include "host/pagemap.h"
 #include "host/recent_peak.h"
 #include "host/span.h"
@@ -33,6 +34,9 @@ struct PageHeapStats {
   std::size_t max_large_request = 0;
   std::uint64_t huge_page_blocks = 0;  // large blocks whose whole huge pages were advised
   std::uint64_t huge_pages_committed = 0;  // whole huge pages committed for smaller requests
+  // The first write fault of a huge page that switched them off (HugeFaultWatch), in
+  // nanoseconds; 0 while they are on.
+  std::uint64_t slow_huge_fault_nanos = 0;
 };
 
 class PageHeap {
@@ -114,8 +118,15 @@ class PageHeap {
   // inside it; past kHugeGrowthHeld, a smaller request that no committed free span fits
   // commits a whole huge page (CommitHugePage). Blocks reusing committed pages ask nothing
   // (their pages are mostly mapped already), so warm reuse makes no syscall; the advice is
-  // taken back when the pages are decommitted. On by default (HostConfig::huge_pages).
-  void SetHugePages(bool on) noexcept { huge_pages_.store(on, std::memory_order_relaxed); }
+  // taken back when the pages are decommitted. On by default (HostConfig::huge_pages), and
+  // only while they prove cheap: the first write fault of each advised huge page is timed,
+  // and slow ones switch the advice off (HugeFaultWatch) until it is turned on again here.
+  void SetHugePages(bool on) noexcept {
+    if (on) huge_faults_.Reset();
+    huge_pages_.store(on, std::memory_order_relaxed);
+  }
+  // The time above which a huge page's first write fault counts as slow (tests set 0).
+  void SetSlowHugeFaultNanos(std::uint64_t nanos) noexcept { huge_faults_.SetSlowNanos(nanos); }
 
   // Sets the ceiling (0 = none) unless more than `bytes` is held; returns whether it did.
   bool TrySetCeiling(std::size_t bytes) noexcept;
@@ -144,11 +155,16 @@ class PageHeap {
 
   Span* NewLocked(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
                   std::size_t requested, std::size_t huge_page, Failure* failure,
-                  bool* fresh) noexcept
+                  bool* fresh, std::uintptr_t* huge_fault_page) noexcept
       MEMARENA_REQUIRES(lock_);
   bool GrowInPlaceLocked(Span* span, std::size_t pages, std::size_t requested,
                          bool* fresh) noexcept MEMARENA_REQUIRES(lock_);
-  bool CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept MEMARENA_REQUIRES(lock_);
+  std::uintptr_t CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept
+      MEMARENA_REQUIRES(lock_);
+  // The huge page size when fresh pages should ask for huge pages now, else 0.
+  std::size_t HugePageIfOn() const noexcept;
+  // Times the first write fault of the huge page around `page`, one of the caller's own.
+  void TimeHugeFault(std::uintptr_t page) noexcept;
   // The bytes [*lo, *hi) of whole huge pages inside `span`, when it is a large block on
   // fresh pages that should ask for them (then marked huge_advised); false otherwise.
   bool TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, std::uintptr_t* lo,
@@ -233,6 +249,7 @@ class PageHeap {
   std::uint64_t huge_page_blocks_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::uint64_t huge_pages_committed_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::atomic<bool> huge_pages_{true};
+  HugeFaultWatch huge_faults_;
   std::atomic<std::size_t> large_in_use_{0};
   std::atomic<std::size_t> large_requested_{0};
   std::atomic<std::size_t> held_{0};

@@ -35,6 +35,12 @@ std::size_t HugePageSize() noexcept;
 // without THP refuses it, and that is ignored. Pages already mapped stay as they are.
 void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept;
 
+// Maps the pages of a committed, page-aligned range as a write would (MADV_POPULATE_WRITE),
+// without writing: pages already mapped keep their contents, and an anonymous page in a
+// range advised for huge pages comes as the whole huge page around it. False when the
+// kernel cannot (before Linux 5.14: EINVAL) or fails to (ENOMEM).
+bool PopulateForWrite(void* ptr, std::size_t size) noexcept;
+
 // Reserves `size` bytes of address space with no access and no memory behind it
 // (PROT_NONE, MAP_NORESERVE), starting at a multiple of `alignment` (a power of two >=
 // PageSize()). Pages become usable only through CommitPages. Returns nullptr on failure.

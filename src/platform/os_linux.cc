@@ -88,6 +88,13 @@ void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept {
   if (ptr != nullptr && size != 0) madvise(ptr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
+bool PopulateForWrite(void* ptr, std::size_t size) noexcept {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14's value; older headers lack it
+#endif
+  return ptr != nullptr && size != 0 && madvise(ptr, size, MADV_POPULATE_WRITE) == 0;
+}
+
 namespace {
 
 // Reads a small /proc file into `buf` without allocating; returns bytes read or -1.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <initializer_list>
 #include <memory>
@@ -79,6 +80,16 @@ bool EveryPageHas(std::uintptr_t lo, std::uintptr_t hi, const char* flag) {
 
 std::uintptr_t Address(const Span* span) { return reinterpret_cast<std::uintptr_t>(span->Start()); }
 
+// Whether this kernel maps pages on request (MADV_POPULATE_WRITE, Linux 5.14), which the
+// heap's timing of huge pages' first faults needs.
+bool KernelPopulates() {
+  void* page = platform::ReserveAddressSpace(kPageSize, kPageSize);
+  const bool ok = page != nullptr && platform::CommitPages(page, kPageSize) &&
+                  platform::PopulateForWrite(page, kPageSize);
+  if (page != nullptr) platform::UnmapPages(page, kPageSize);
+  return ok;
+}
+
 class HugePagesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -87,6 +98,9 @@ class HugePagesTest : public ::testing::Test {
       GTEST_SKIP() << "the kernel backs no memory with transparent huge pages here "
                       "(/sys/kernel/mm/transparent_hugepage/enabled says [never], or is absent)";
     }
+    // What the advice does must not hang on how fast this machine's huge pages come: the
+    // tests of the switch set their own bound.
+    heap_.SetSlowHugeFaultNanos(std::numeric_limits<std::uint64_t>::max());
   }
   Span* New(std::size_t bytes) {
     Failure failure = Failure::kNone;
@@ -104,6 +118,13 @@ class HugePagesTest : public ::testing::Test {
   }
   std::uintptr_t InteriorHi(const Span* span) const {
     return (Address(span) + span->Bytes()) & ~(huge_ - 1);
+  }
+  // Whether the huge page at `lo` is resident whole: a fault there made a huge page.
+  bool WholeHugePageAt(std::uintptr_t lo) const {
+    return platform::ResidentBytesIn(reinterpret_cast<const void*>(lo), huge_) == huge_;
+  }
+  void SkipUnlessTheKernelPopulates() {
+    if (!KernelPopulates()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
   }
 
   std::size_t huge_ = 0;
@@ -271,6 +292,59 @@ TEST_F(HugePagesTest, SwitchedOffNoBlockAsks) {
   ExpectConsistent();
 }
 
+// New takes the first write fault of the first huge page it advised itself, to time it:
+// that huge page, and nothing else of the block, is resident when New returns.
+TEST_F(HugePagesTest, NewFaultsInTheFirstAdvisedHugePageAndNothingElse) {
+  SkipUnlessTheKernelPopulates();
+  Span* block = New(8 * kMiB + 3 * kPageSize);
+  ASSERT_NE(block, nullptr);
+  ASSERT_TRUE(block->huge_advised);
+  const std::size_t resident = platform::ResidentBytesIn(block->Start(), block->Bytes());
+  const auto lo = reinterpret_cast<const void*>(InteriorLo(block));
+  EXPECT_EQ(platform::ResidentBytesIn(lo, kPageSize), kPageSize);
+  EXPECT_EQ(platform::ResidentBytesIn(lo, huge_), resident);
+  // The whole huge page, or one page where the kernel had no huge page to give.
+  EXPECT_TRUE(resident == huge_ || resident == kPageSize) << resident;
+  heap_.Delete(block);
+  ExpectConsistent();
+}
+
+TEST_F(HugePagesTest, SlowFirstFaultsSwitchTheAdviceOffForNewBlocks) {
+  SkipUnlessTheKernelPopulates();
+  heap_.SetSlowHugeFaultNanos(0);  // every fault that makes a huge page is slow
+  std::vector<Span*> advised;
+  std::uint32_t huge_faults = 0;
+  while (advised.size() < 8 && huge_faults < HugeFaultWatch::kSlowInARow) {
+    advised.push_back(New(4 * kMiB));
+    ASSERT_NE(advised.back(), nullptr);
+    if (WholeHugePageAt(InteriorLo(advised.back()))) ++huge_faults;
+  }
+  if (huge_faults < HugeFaultWatch::kSlowInARow) {
+    GTEST_SKIP() << "the kernel had no free huge page for the advised blocks";
+  }
+  ASSERT_GE(heap_.Stats().slow_huge_fault_nanos, HugeFaultWatch::kMinHugeFaultNanos);
+  const std::uint64_t blocks_advised = heap_.Stats().huge_page_blocks;
+  Span* after = New(8 * kMiB);
+  ASSERT_NE(after, nullptr);
+  EXPECT_FALSE(after->huge_advised);
+  EXPECT_EQ(heap_.Stats().huge_page_blocks, blocks_advised);
+  EXPECT_FALSE(AnyPageHas(Address(after), Address(after) + after->Bytes(), "hg"));
+  EXPECT_EQ(platform::ResidentBytesIn(after->Start(), after->Bytes()), 0u);  // nothing timed
+  // The blocks advised before keep the advice until their pages are returned.
+  EXPECT_TRUE(advised.back()->huge_advised);
+  // Turned on again (the huge_pages key applied again), the heap forgets the slow faults.
+  heap_.SetHugePages(true);
+  EXPECT_EQ(heap_.Stats().slow_huge_fault_nanos, 0u);
+  Span* again = New(8 * kMiB);
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(again->huge_advised);
+  heap_.Delete(again);
+  heap_.Delete(after);
+  for (Span* span : advised) heap_.Delete(span);
+  heap_.ReleaseFree();
+  ExpectConsistent();
+}
+
 // Past PageHeap::kHugeGrowthHeld, a request smaller than a huge page that no committed free
 // span fits commits a whole huge page, advised, and the next requests are carved from it.
 class HugeGrowthTest : public HugePagesTest {
@@ -348,6 +422,29 @@ TEST_F(HugeGrowthTest, SwitchedOffOrUnderTheReleaseThresholdItCommitsOnlyThePage
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(heap_.Stats().huge_pages_committed, 0u);
   ASSERT_TRUE(heap_.TrySetCeiling(0));
+  FreeAll({a, b});
+}
+
+TEST_F(HugeGrowthTest, SlowFirstFaultsSwitchTheGrowthByHugePagesOff) {
+  SkipUnlessTheKernelPopulates();
+  heap_.SetSlowHugeFaultNanos(0);
+  FillToThreshold();  // a large block: its first huge page's fault is the first timed
+  Span* a = NewSmall();  // commits a huge page: the second
+  ASSERT_NE(a, nullptr);
+  // New took the first fault of the committed huge page at `a`'s first page, to time it.
+  ASSERT_EQ(platform::ResidentBytesIn(a->Start(), kPageSize), kPageSize);
+  if (!WholeHugePageAt(InteriorLo(base_)) || !WholeHugePageAt(Address(a) & ~(huge_ - 1))) {
+    GTEST_SKIP() << "the kernel had no free huge page for the two advised ranges";
+  }
+  ASSERT_NE(heap_.Stats().slow_huge_fault_nanos, 0u);
+  EXPECT_EQ(heap_.Stats().huge_pages_committed, 1u);
+  // Larger than what is left of the committed huge page: it would commit another.
+  const std::size_t held = heap_.Stats().held;
+  Failure failure = Failure::kNone;
+  Span* b = heap_.New(huge_ / kPageSize - 1, 1, 1, 0, &failure);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(heap_.Stats().huge_pages_committed, 1u);
+  EXPECT_LE(heap_.Stats().held, held + b->Bytes());
   FreeAll({a, b});
 }
 

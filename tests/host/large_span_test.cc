@@ -223,6 +223,8 @@ TEST_F(LargeSpanTest, ASampledBlockDoesNotGrowInPlace) {
 
 // MEMARENA_CONF's huge_pages reaches the process heap: a large block on fresh pages asks for
 // huge pages by default and not with huge_pages:0 (huge_pages_test checks what it asks).
+// Applying the key also forgets slow huge pages that switched the advice off in the tests
+// before (PageHeap::SetHugePages).
 TEST_F(LargeSpanTest, TheHugePagesKeyTurnsTheAdviceOnAndOff) {
   if (platform::HugePageSize() == 0) GTEST_SKIP() << "no transparent huge pages on this kernel";
   auto fresh_block_advised = [] {

@@ -1,0 +1,79 @@
+// HugeFaultWatch: whether transparent huge pages are cheap on this machine, judged from the
+// time their first write faults take. A huge page saves 511 of 512 page faults only when the
+// kernel can hand one out about as fast as it zeroes 2 MiB. Some virtual machines cannot:
+// with free page reporting (page_reporting_order on the guest's command line) the host takes
+// back the guest's free blocks of 8 MiB and more, and a huge page is cut from one of those,
+// so the host must back it again. Measured on such a guest (the fourteenth session's 2-core
+// VM, Linux 6.18), per 2 MiB: a huge page from reported memory 6.5 ms, a huge page from
+// memory freed a moment ago 0.2-0.3 ms, the same 2 MiB in 4 KiB faults 0.8-1.0 ms. There
+// `mixed_heap` took 1.12 s of CPU with huge pages against 0.41 without.
+//
+// The page heap times the first write fault of each huge page it advises (the caller's own
+// page inside it, so the pages it makes resident are ones the program is about to write).
+// kSlowInARow faults slower than the bound in a row switch huge pages off for the rest of
+// the process; a fast fault between slow ones resets the count, so one preempted fault on
+// a loaded machine does not. A fault quicker than kMinHugeFaultNanos made no huge page (the
+// page was mapped already, or the kernel fell back to 4 KiB pages) and counts for nothing.
+// The switch holds until Reset (the huge_pages key applied again): what is advised stays
+// advised, and only new advice stops, so the heap falls back to the plain 4 KiB path it had
+// before.
+//
+// Thread safety: Record is called outside the heap lock by whichever thread advised a huge
+// page; every field is a relaxed atomic, and a race between two records can at worst count
+// one slow fault too few.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace memarena::host {
+
+class HugeFaultWatch {
+ public:
+  // Above this, a huge page costs more than faulting its 2 MiB in 4 KiB pages (0.8-1.0 ms
+  // on the VM above), with room for a machine twice as slow at zeroing.
+  static constexpr std::uint64_t kDefaultSlowNanos = 2'000'000;
+  static constexpr std::uint32_t kSlowInARow = 2;
+  // Zeroing 2 MiB takes longer than this even at 80 GB/s; a 4 KiB fault takes 1-5 us.
+  static constexpr std::uint64_t kMinHugeFaultNanos = 25'000;
+
+  // Counts one first write fault of a huge page that took `nanos`.
+  void Record(std::uint64_t nanos) noexcept {
+    if (nanos < kMinHugeFaultNanos) return;
+    if (nanos <= slow_nanos_.load(std::memory_order_relaxed)) {
+      slow_in_a_row_.store(0, std::memory_order_relaxed);
+      return;
+    }
+    const std::uint32_t in_a_row = slow_in_a_row_.load(std::memory_order_relaxed) + 1;
+    slow_in_a_row_.store(in_a_row, std::memory_order_relaxed);
+    if (in_a_row >= kSlowInARow && switched_off_at_.load(std::memory_order_relaxed) == 0) {
+      switched_off_at_.store(nanos, std::memory_order_relaxed);
+    }
+  }
+
+  // Whether huge pages have proved slow here: the heap then advises no more of them.
+  bool Slow() const noexcept { return switched_off_at_.load(std::memory_order_relaxed) != 0; }
+
+  // The fault that switched huge pages off, in nanoseconds; 0 while they are on.
+  std::uint64_t SwitchedOffAt() const noexcept {
+    return switched_off_at_.load(std::memory_order_relaxed);
+  }
+
+  // Forgets every fault seen: huge pages are on again until proved slow again.
+  void Reset() noexcept {
+    slow_in_a_row_.store(0, std::memory_order_relaxed);
+    switched_off_at_.store(0, std::memory_order_relaxed);
+  }
+
+  // The bound a fault must exceed to count as slow (tests set 0: every huge page's is).
+  void SetSlowNanos(std::uint64_t nanos) noexcept {
+    slow_nanos_.store(nanos, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<std::uint64_t> slow_nanos_{kDefaultSlowNanos};
+  std::atomic<std::uint32_t> slow_in_a_row_{0};
+  std::atomic<std::uint64_t> switched_off_at_{0};  // once set, >= kMinHugeFaultNanos
+};
+
+}  // namespace memarena::host
