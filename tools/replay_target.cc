@@ -81,8 +81,10 @@ std::string_view StrategyName(ArenaExtendStrategy s) {
 }
 
 // mmap memory that the arena may not merge across regions, as on a device (cudaMalloc
-// regions never merge). It also makes a replay independent of where mmap happens to place
-// regions, so the same trace gives the same numbers in every process.
+// regions never merge). So that the same trace gives the same numbers in every process, a
+// replay must not depend on where mmap places regions: not on whether two are adjacent
+// (they never merge here), nor on their address order, by which best fit breaks ties
+// (they come in falling address order).
 class DeviceLikeSource final : public MemorySource {
  public:
   void* Reserve(std::size_t bytes) noexcept override { return mmap_.Reserve(bytes); }
@@ -93,7 +95,7 @@ class DeviceLikeSource final : public MemorySource {
   std::string_view name() const noexcept override { return "host_mmap_unmerged"; }
 
  private:
-  HostMemorySource mmap_;
+  HostMemorySource mmap_{0, HostMemorySource::Placement::kFallingAddresses};
 };
 
 // CUDA's usual allocation granularity, so that an expandable replay on the host commits in

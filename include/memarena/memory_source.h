@@ -2,7 +2,9 @@
 // HostMemorySource, the default mmap source.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -56,8 +58,16 @@ class MemorySource {
 // source; the arena sees exactly what it asked for. Adjacent mappings may be merged.
 class HostMemorySource final : public MemorySource {
  public:
+  // Where the regions go.
+  // - kAnywhere: where mmap puts them.
+  // - kFallingAddresses: each below every region before it (skipping ranges mapped
+  //   already; where mmap puts it when 64 tries find none). An arena's best fit
+  //   breaks ties between free chunks of one size by address, so with this order a replay
+  //   of a trace makes the same choices in every process, wherever mmap has holes.
+  enum class Placement { kAnywhere, kFallingAddresses };
+
   // `alignment` 0 means the page size; otherwise a power of two (rounded up to a page).
-  explicit HostMemorySource(std::size_t alignment = 0);
+  explicit HostMemorySource(std::size_t alignment = 0, Placement placement = Placement::kAnywhere);
 
   void* Reserve(std::size_t bytes) noexcept override;
   void Release(void* ptr, std::size_t bytes) noexcept override;
@@ -68,7 +78,12 @@ class HostMemorySource final : public MemorySource {
   std::string_view name() const noexcept override { return "host_mmap"; }
 
  private:
+  void* ReserveBelowLowest(std::size_t length) noexcept;
+
   std::size_t alignment_;
+  Placement placement_;
+  // kFallingAddresses: the start of the lowest region so far (0 before the first).
+  std::atomic<std::uintptr_t> lowest_{0};
 };
 
 }  // namespace memarena

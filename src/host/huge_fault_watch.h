@@ -1,9 +1,9 @@
 // HugeFaultWatch: whether transparent huge pages are cheap on this machine, judged from the
 // time their first write faults take. A huge page saves 511 of 512 page faults only when the
 // kernel can hand one out about as fast as it zeroes 2 MiB. Some virtual machines cannot:
-// with free page reporting (page_reporting_order on the guest's command line) the host takes
-// back the guest's free blocks of 8 MiB and more, and a huge page is cut from one of those,
-// so the host must back it again. Measured on such a guest (the fourteenth session's 2-core
+// with free page reporting (/sys/module/page_reporting/parameters/page_reporting_order) the
+// host takes back the guest's free blocks of 2^order pages and more, and a huge page is cut
+// from one of those, so the host must back it again. Measured on such a guest (the fourteenth session's 2-core
 // VM, Linux 6.18), per 2 MiB: a huge page from reported memory 6.5 ms, a huge page from
 // memory freed a moment ago 0.2-0.3 ms, the same 2 MiB in 4 KiB faults 0.8-1.0 ms. There
 // `mixed_heap` took 1.12 s of CPU with huge pages against 0.41 without.

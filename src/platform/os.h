@@ -18,6 +18,12 @@ std::size_t PageSize() noexcept;
 // (ENOMEM, or the address-space limit); never throws.
 void* MapPages(std::size_t size, std::size_t alignment) noexcept;
 
+// Maps `size` bytes of zeroed, read-write memory at exactly `addr` (page-aligned), unless
+// part of the range is mapped already: then nullptr, and nothing changes
+// (MAP_FIXED_NOREPLACE, Linux 4.17; an older kernel takes `addr` as a hint, and an answer
+// elsewhere is unmapped and refused). Release with UnmapPages.
+void* MapPagesAt(void* addr, std::size_t size) noexcept;
+
 // Returns a range obtained from MapPages (or a page-aligned part of one) to the OS.
 void UnmapPages(void* ptr, std::size_t size) noexcept;
 

@@ -61,6 +61,21 @@ void* MapPages(std::size_t size, std::size_t alignment) noexcept {
   return MapAligned(size, alignment, PROT_READ | PROT_WRITE);
 }
 
+void* MapPagesAt(void* addr, std::size_t size) noexcept {
+#ifndef MAP_FIXED_NOREPLACE
+  constexpr int MAP_FIXED_NOREPLACE = 0x100000;  // Linux 4.17's value; older headers lack it
+#endif
+  if (addr == nullptr || size == 0) return nullptr;
+  void* got = mmap(addr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == MAP_FAILED) return nullptr;
+  if (got != addr) {
+    munmap(got, size);
+    return nullptr;
+  }
+  return got;
+}
+
 void* ReserveAddressSpace(std::size_t size, std::size_t alignment) noexcept {
   return MapAligned(size, alignment, PROT_NONE);
 }

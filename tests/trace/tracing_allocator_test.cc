@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "conformance/conformance_suite.h"
 #include "memarena/arena.h"
 #include "memarena/tracing.h"
+#include "platform/os.h"
 #include "replay.h"
 #include "replay_target.h"
 
@@ -107,6 +110,80 @@ void RunWorkload(Allocator& alloc, unsigned seed) {
     }
   }
   for (void* p : live) alloc.Deallocate(p);
+}
+
+// Unmapped holes of 64 KiB - 4 MiB among live mappings, so that the next mmaps land in
+// them, out of address order. Returns the mappings kept; UnmapAll gives them back.
+std::vector<std::pair<void*, std::size_t>> PunchHoles(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::pair<void*, std::size_t>> maps;
+  for (int i = 0; i < 96; ++i) {
+    const std::size_t bytes = (std::size_t{64} << 10) << (rng() % 7);
+    maps.emplace_back(platform::MapPages(bytes, platform::PageSize()), bytes);
+  }
+  std::vector<std::pair<void*, std::size_t>> kept;
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    if (i % 2 == 0) {
+      platform::UnmapPages(maps[i].first, maps[i].second);
+    } else {
+      kept.push_back(maps[i]);
+    }
+  }
+  return kept;
+}
+
+TEST(HostMemorySource, FallingPlacementPutsEveryRegionBelowTheOnesBefore) {
+  HostMemorySource source(0, HostMemorySource::Placement::kFallingAddresses);
+  const auto kept = PunchHoles(5);
+  std::vector<std::pair<void*, std::size_t>> regions;
+  for (std::size_t i = 0; i < 40; ++i) {
+    const std::size_t bytes = (i % 5 + 1) * (std::size_t{96} << 10) + 1;
+    void* region = source.Reserve(bytes);
+    ASSERT_NE(region, nullptr);
+    if (!regions.empty()) {
+      EXPECT_LT(region, regions.back().first) << i;
+    }
+    std::memset(region, 0x5a, bytes);  // mapped, writable, and the whole length
+    regions.emplace_back(region, bytes);
+  }
+  // A released range is not taken again: the next region still goes below all.
+  source.Release(regions[2].first, regions[2].second);
+  void* again = source.Reserve(64 << 10);
+  ASSERT_NE(again, nullptr);
+  EXPECT_LT(again, regions.back().first);
+  source.Release(again, 64 << 10);
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    if (i != 2) source.Release(regions[i].first, regions[i].second);
+  }
+  for (const auto& [ptr, bytes] : kept) platform::UnmapPages(ptr, bytes);
+}
+
+// A replay into the bfc target gives the same peaks wherever mmap places its regions: the
+// arena's best fit breaks ties between equal free chunks by address, so the regions must
+// come in the same address order in every process (the recorded run below, and every
+// `memarena replay` of a trace).
+TEST(TracingAllocator, BfcReplaysDoNotDependOnWhereMmapPlacesRegions) {
+  const std::string path = TempPath("placement");
+  {
+    auto recorded = tools::MakeTarget("bfc", "arena_extend_strategy:kSameAsRequested");
+    TracingAllocator tracing(recorded->allocator(), path);
+    RunWorkload(tracing, 11);
+  }
+  const auto trace = ReadTrace(path);
+  std::remove(path.c_str());
+  auto replay_once = [&trace] {
+    auto target = tools::MakeTarget("bfc", "arena_extend_strategy:kSameAsRequested");
+    return tools::Replay(trace, *target);
+  };
+  const tools::ReplayResult plain = replay_once();
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(seed);
+    const auto kept = PunchHoles(seed);
+    const tools::ReplayResult holed = replay_once();
+    for (const auto& [ptr, bytes] : kept) platform::UnmapPages(ptr, bytes);
+    EXPECT_EQ(holed.peak_in_use, plain.peak_in_use);
+    EXPECT_EQ(holed.peak_held, plain.peak_held);
+  }
 }
 
 // Record a run through the tracing wrapper, replay the trace into a fresh allocator of the
