@@ -11,8 +11,9 @@
 // The page heap times the first write fault of each huge page it advises (the caller's own
 // page inside it, so the pages it makes resident are ones the program is about to write).
 // kSlowInARow faults slower than the bound in a row switch huge pages off for the rest of
-// the process; a fast fault between slow ones resets the count, so one preempted fault on
-// a loaded machine does not. A fault quicker than kMinHugeFaultNanos made no huge page (the
+// the process; a fast fault between slow ones resets the count, so one fault that met a
+// passing cost (a compaction, a reclaim) does not. The time is the thread's CPU time, so a
+// fault preempted on a busy machine is not slow. A fault quicker than kMinHugeFaultNanos made no huge page (the
 // page was mapped already, or the kernel fell back to 4 KiB pages) and counts for nothing.
 // The switch holds until Reset (the huge_pages key applied again): what is advised stays
 // advised, and only new advice stops, so the heap falls back to the plain 4 KiB path it had

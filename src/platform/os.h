@@ -108,6 +108,10 @@ void YieldCpu() noexcept;
 // Monotonic clock in nanoseconds.
 std::uint64_t NowNanos() noexcept;
 
+// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID): time it ran,
+// in user space or in the kernel on its behalf, but not time it waited for a CPU.
+std::uint64_t ThreadCpuNanos() noexcept;
+
 // The address of `name` in the process's global symbol scope (dlsym(RTLD_DEFAULT)): an
 // LD_PRELOAD library comes first. nullptr when no loaded object defines it.
 void* FindSymbol(const char* name) noexcept;

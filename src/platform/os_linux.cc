@@ -273,6 +273,13 @@ std::uint64_t NowNanos() noexcept {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+std::uint64_t ThreadCpuNanos() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 }  // namespace memarena::platform
 
 namespace memarena::platform {
