@@ -3,21 +3,22 @@
 // kernel can hand one out about as fast as it zeroes 2 MiB. Some virtual machines cannot:
 // with free page reporting (/sys/module/page_reporting/parameters/page_reporting_order) the
 // host takes back the guest's free blocks of 2^order pages and more, and a huge page is cut
-// from one of those, so the host must back it again. Measured on such a guest (the fourteenth session's 2-core
-// VM, Linux 6.18), per 2 MiB: a huge page from reported memory 6.5 ms, a huge page from
-// memory freed a moment ago 0.2-0.3 ms, the same 2 MiB in 4 KiB faults 0.8-1.0 ms. There
-// `mixed_heap` took 1.12 s of CPU with huge pages against 0.41 without.
+// from one of those, so the host must back it again. Measured on such a guest (the
+// fourteenth session's 2-core VM, Linux 6.18), per 2 MiB: a huge page from reported memory
+// 6.5 ms, a huge page from memory freed a moment ago 0.2-0.3 ms, the same 2 MiB in 4 KiB
+// faults 0.8-1.0 ms. There `mixed_heap` took 1.12 s of CPU with huge pages against 0.41
+// without.
 //
 // The page heap times the first write fault of each huge page it advises (the caller's own
 // page inside it, so the pages it makes resident are ones the program is about to write).
 // kSlowInARow faults slower than the bound in a row switch huge pages off for the rest of
 // the process; a fast fault between slow ones resets the count, so one fault that met a
 // passing cost (a compaction, a reclaim) does not. The time is the thread's CPU time, so a
-// fault preempted on a busy machine is not slow. A fault quicker than kMinHugeFaultNanos made no huge page (the
-// page was mapped already, or the kernel fell back to 4 KiB pages) and counts for nothing.
-// The switch holds until Reset (the huge_pages key applied again): what is advised stays
-// advised, and only new advice stops, so the heap falls back to the plain 4 KiB path it had
-// before.
+// fault preempted on a busy machine is not slow. A fault quicker than kMinHugeFaultNanos
+// made no huge page (the page was mapped already, or the kernel fell back to 4 KiB pages)
+// and counts for nothing. The switch holds until Reset (the huge_pages key applied again):
+// what is advised stays advised, and only new advice stops, so the heap falls back to the
+// plain 4 KiB path it had before.
 //
 // Thread safety: Record is called outside the heap lock by whichever thread advised a huge
 // page; every field is a relaxed atomic, and a race between two records can at worst count
