@@ -79,6 +79,8 @@ class HostMemorySource final : public MemorySource {
 
  private:
   void* ReserveBelowLowest(std::size_t length) noexcept;
+  // Lowers lowest_ to `region` when it is below.
+  void NoteRegionAt(const void* region) noexcept;
 
   std::size_t alignment_;
   Placement placement_;

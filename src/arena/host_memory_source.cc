@@ -36,14 +36,16 @@ void* HostMemorySource::Reserve(std::size_t bytes) noexcept {
     if (void* region = ReserveBelowLowest(length)) return region;
   }
   void* region = platform::MapPages(length, alignment_);
-  if (placement_ == Placement::kFallingAddresses && region != nullptr) {
-    const auto start = reinterpret_cast<std::uintptr_t>(region);
-    std::uintptr_t lowest = lowest_.load(std::memory_order_relaxed);
-    while ((lowest == 0 || start < lowest) &&
-           !lowest_.compare_exchange_weak(lowest, start, std::memory_order_relaxed)) {
-    }
-  }
+  if (placement_ == Placement::kFallingAddresses && region != nullptr) NoteRegionAt(region);
   return region;
+}
+
+void HostMemorySource::NoteRegionAt(const void* region) noexcept {
+  const auto start = reinterpret_cast<std::uintptr_t>(region);
+  std::uintptr_t lowest = lowest_.load(std::memory_order_relaxed);
+  while ((lowest == 0 || start < lowest) &&
+         !lowest_.compare_exchange_weak(lowest, start, std::memory_order_relaxed)) {
+  }
 }
 
 // A taken range sends the search twice as far down each time, so a large mapping below
@@ -56,10 +58,7 @@ void* HostMemorySource::ReserveBelowLowest(std::size_t length) noexcept {
   for (int tries = 0; tries < kTries && at > step + alignment_; ++tries, step *= 2) {
     at = (at - step) & ~(std::uintptr_t{alignment_} - 1);
     if (void* region = platform::MapPagesAt(reinterpret_cast<void*>(at), length)) {
-      std::uintptr_t lowest = lowest_.load(std::memory_order_relaxed);
-      while (at < lowest &&
-             !lowest_.compare_exchange_weak(lowest, at, std::memory_order_relaxed)) {
-      }
+      NoteRegionAt(region);
       return region;
     }
   }

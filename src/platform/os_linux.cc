@@ -266,19 +266,20 @@ std::uint64_t ThreadId() noexcept { return static_cast<std::uint64_t>(syscall(SY
 
 void YieldCpu() noexcept { sched_yield(); }
 
-std::uint64_t NowNanos() noexcept {
+namespace {
+
+std::uint64_t ClockNanos(clockid_t clock) noexcept {
   timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::uint64_t ThreadCpuNanos() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+}  // namespace
+
+std::uint64_t NowNanos() noexcept { return ClockNanos(CLOCK_MONOTONIC); }
+
+std::uint64_t ThreadCpuNanos() noexcept { return ClockNanos(CLOCK_THREAD_CPUTIME_ID); }
 
 }  // namespace memarena::platform
 
