@@ -416,8 +416,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     return nullptr;
   }
   // Read before the lock (HugePageIfOn's first call reads sysfs).
-  const std::size_t huge_page =
-      size_class == 0 || Held() >= kHugeGrowthHeld ? HugePageIfOn() : 0;
+  const std::size_t huge_page = HugePageIfUsable(size_class == 0, pages);
   Span* span = nullptr;
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
@@ -441,10 +440,16 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
 }
 
 std::size_t PageHeap::HugePageIfOn() const noexcept {
-  // The first call reads sysfs (not at start-up: a small span asks only once held is past
-  // kHugeGrowthHeld).
+  // The first call reads sysfs (not at start-up: see HugePageIfUsable).
   if (!huge_pages_.load(std::memory_order_relaxed) || huge_faults_.Slow()) return 0;
   return platform::HugePageSize();
+}
+
+// A large block uses a huge page only when it holds a whole one (TakeHugeInterior), and a
+// small span only through CommitHugePage, past kHugeGrowthHeld.
+std::size_t PageHeap::HugePageIfUsable(bool large_block, std::size_t pages) const noexcept {
+  const bool may_hold_one = large_block && pages >= (kMinHugePageBytes >> kPageShift);
+  return may_hold_one || Held() >= kHugeGrowthHeld ? HugePageIfOn() : 0;
 }
 
 // The fault happens here rather than at the program's first write, which it saves: the page
@@ -585,7 +590,7 @@ std::size_t PageHeap::ReturnedPagesAfter(const Span* span, std::size_t pages) co
 // new held bytes, and the window stays out of the release and the trim that precede them
 // (which may merge the records around it, hence the second walk; the pages' states stay).
 bool PageHeap::GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept {
-  const std::size_t huge_page = HugePageIfOn();
+  const std::size_t huge_page = HugePageIfUsable(true, pages);
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
   bool grown = false;

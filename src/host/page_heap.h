@@ -67,6 +67,12 @@ class PageHeap {
   // (CommitHugePage): one page fault instead of 512, for at most a huge page of committed
   // free pages beside the request. Below it, a small program keeps its 4 KiB footprint.
   static constexpr std::size_t kHugeGrowthHeld = std::size_t{64} << 20;
+  // No Linux architecture's transparent huge page is smaller than 1 MiB (s390x's; x86-64's,
+  // and arm64's and RISC-V's over 4 KiB pages, are 2 MiB), so a shorter block holds none
+  // and its allocation need not learn the size, which reads sysfs on first use: at start-up
+  // the private C++ runtime's 73 KiB emergency pool is a large block, and the read (open,
+  // strtoull) faulted a libc window a glibc-malloc program never maps.
+  static constexpr std::size_t kMinHugePageBytes = std::size_t{1} << 20;
   // A small span comes from the exact-size free lists (Carve, Delete keep it there).
   static_assert(detail::kClasses[kNumClasses].pages <= kMaxPages,
                 "the largest class's span fits the exact-size free lists");
@@ -163,6 +169,9 @@ class PageHeap {
       MEMARENA_REQUIRES(lock_);
   // The huge page size when fresh pages should ask for huge pages now, else 0.
   std::size_t HugePageIfOn() const noexcept;
+  // HugePageIfOn() for a large block of `pages` pages (or, past kHugeGrowthHeld, any
+  // request), without the read where no huge page can be used.
+  std::size_t HugePageIfUsable(bool large_block, std::size_t pages) const noexcept;
   // Times the first write fault of the huge page around `page`, one of the caller's own.
   void TimeHugeFault(std::uintptr_t page) noexcept;
   // The bytes [*lo, *hi) of whole huge pages inside `span`, when it is a large block on

@@ -65,6 +65,27 @@ TEST(DropinFootprint, ATrivialCProgramPeaksWithin512KiBOfGlibc) {
               memarena_kib - glibc_kib, kBarKib);
 }
 
+// A file read at start-up maps the libc code and constants of open, read and the parsing
+// around it, which a glibc-malloc program never touches. The host heap used to learn the
+// transparent huge page size (two sysfs files) at its first large block: the private C++
+// runtime's emergency pool, allocated at load. open_log.so, preloaded ahead of the drop-in,
+// reports every open; the program's own read of /proc/self/status shows that it works.
+TEST(DropinFootprint, StartUpOpensNoFile) {
+  const ProcessResult result =
+      RunProcess({MEMARENA_ONE_MALLOC}, {std::string("LD_PRELOAD=") + MEMARENA_OPEN_LOG + " " +
+                                             MEMARENA_MALLOC_SO,
+                                         "MEMARENA_CONF="});
+  ASSERT_EQ(result.status, 0) << result.err;
+  std::vector<std::string> opened;
+  std::size_t at = 0;
+  while ((at = result.err.find("open ", at)) != std::string::npos) {
+    const std::size_t end = result.err.find('\n', at);
+    opened.push_back(result.err.substr(at + 5, end - at - 5));
+    at = end;
+  }
+  EXPECT_EQ(opened, std::vector<std::string>{"/proc/self/status"}) << result.err;
+}
+
 // An ELF shared object mapped read-only for inspection; empty when it cannot be read.
 class MappedElf {
  public:
