@@ -32,13 +32,9 @@ int open(const char* path, int flags, ...) {
   return fd;
 }
 
-int open64(const char* path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  const int fd = OpenAt(AT_FDCWD, path, flags, args);
-  va_end(args);
-  return fd;
-}
+/* The same function under the large-file name, which programs built with
+ * _FILE_OFFSET_BITS=64 call. */
+int open64(const char* path, int flags, ...) __attribute__((alias("open")));
 
 int openat(int dir, const char* path, int flags, ...) {
   va_list args;
