@@ -415,7 +415,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     *failure = Failure::kOs;
     return nullptr;
   }
-  // Read before the lock (HugePageIfOn's first call reads sysfs).
+  // Read before the lock (its first read of the size is from sysfs).
   const std::size_t huge_page = HugePageIfUsable(size_class == 0, pages);
   Span* span = nullptr;
   std::uintptr_t lo = 0;
@@ -439,17 +439,14 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
   return span;
 }
 
-std::size_t PageHeap::HugePageIfOn() const noexcept {
-  // The first call reads sysfs (not at start-up: see HugePageIfUsable).
-  if (!huge_pages_.load(std::memory_order_relaxed) || huge_faults_.Slow()) return 0;
-  return platform::HugePageSize();
-}
-
 // A large block uses a huge page only when it holds a whole one (TakeHugeInterior), and a
-// small span only through CommitHugePage, past kHugeGrowthHeld.
+// small span only through CommitHugePage, past kHugeGrowthHeld. The size's first read is
+// from sysfs: never at start-up, whose large blocks are all under kMinHugePageBytes.
 std::size_t PageHeap::HugePageIfUsable(bool large_block, std::size_t pages) const noexcept {
   const bool may_hold_one = large_block && pages >= (kMinHugePageBytes >> kPageShift);
-  return may_hold_one || Held() >= kHugeGrowthHeld ? HugePageIfOn() : 0;
+  if (!may_hold_one && Held() < kHugeGrowthHeld) return 0;
+  if (!huge_pages_.load(std::memory_order_relaxed) || huge_faults_.Slow()) return 0;
+  return platform::HugePageSize();
 }
 
 // The fault happens here rather than at the program's first write, which it saves: the page

@@ -167,10 +167,9 @@ class PageHeap {
                          bool* fresh) noexcept MEMARENA_REQUIRES(lock_);
   std::uintptr_t CommitHugePage(std::size_t pages, std::size_t huge_page) noexcept
       MEMARENA_REQUIRES(lock_);
-  // The huge page size when fresh pages should ask for huge pages now, else 0.
-  std::size_t HugePageIfOn() const noexcept;
-  // HugePageIfOn() for a large block of `pages` pages (or, past kHugeGrowthHeld, any
-  // request), without the read where no huge page can be used.
+  // The huge page size when fresh pages for a large block of `pages` pages (or, past
+  // kHugeGrowthHeld, for any request) should ask for huge pages now, else 0; 0 without
+  // reading the size where no huge page can be used.
   std::size_t HugePageIfUsable(bool large_block, std::size_t pages) const noexcept;
   // Times the first write fault of the huge page around `page`, one of the caller's own.
   void TimeHugeFault(std::uintptr_t page) noexcept;
