@@ -2,7 +2,9 @@
 # Whole-process comparison of memarena against glibc, jemalloc, tcmalloc (gperftools) and
 # mimalloc. Runs every program of bench/workloads under each allocator via LD_PRELOAD,
 # alternating between allocators (the order rotates every repetition, so drift on a busy
-# machine hits all of them alike), and prints per workload the median wall time, the median
+# machine hits all of them alike, and runs backwards every other one: what a run costs can
+# depend on the one before it, e.g. huge pages come fast from the memory its process freed a
+# moment before, so no allocator always follows the same one), and prints per workload the median wall time, the median
 # CPU time (user + system: what a loaded machine disturbs least, so the time ratio is taken
 # on it), the median peak RSS and the ratio of each median to the best of the four peers.
 #
@@ -140,7 +142,8 @@ else
     for spec in $workloads; do
       w=$(workload_name "$spec")
       for ((k = 0; k < n; k++)); do
-        i=$(((k + rep) % n))
+        i=$(((rep + k) % n))
+        ((rep % 2)) && i=$(((rep - k % n + n) % n))
         preload=()
         [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
         read -r secs rss status cpu < <("$bin/workload_measure" "${preload[@]}" --stdout "$out" \

@@ -73,6 +73,10 @@ class PageHeap {
   // the private C++ runtime's 73 KiB emergency pool is a large block, and the read (open,
   // strtoull) faulted a libc window a glibc-malloc program never maps.
   static constexpr std::size_t kMinHugePageBytes = std::size_t{1} << 20;
+  // Base pages TimeHugeFault faults to learn their cost, the first time a huge page's fault
+  // is above HugeFaultWatch's fixed bound: enough that one preemption's accounting noise or
+  // the page table's own allocation is a small part of the mean.
+  static constexpr std::size_t kBasePageProbePages = 16;
   // A small span comes from the exact-size free lists (Carve, Delete keep it there).
   static_assert(detail::kClasses[kNumClasses].pages <= kMaxPages,
                 "the largest class's span fits the exact-size free lists");
@@ -131,7 +135,8 @@ class PageHeap {
     if (on) huge_faults_.Reset();
     huge_pages_.store(on, std::memory_order_relaxed);
   }
-  // The time above which a huge page's first write fault counts as slow (tests set 0).
+  // Fixes the time above which a huge page's first write fault counts as slow, with no
+  // base-page equivalent (tests set 0).
   void SetSlowHugeFaultNanos(std::uint64_t nanos) noexcept { huge_faults_.SetSlowNanos(nanos); }
 
   // Sets the ceiling (0 = none) unless more than `bytes` is held; returns whether it did.

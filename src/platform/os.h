@@ -47,6 +47,13 @@ void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept;
 // kernel cannot (before Linux 5.14: EINVAL) or fails to (ENOMEM).
 bool PopulateForWrite(void* ptr, std::size_t size) noexcept;
 
+// What a first write to a base page costs here, in the calling thread's CPU time: maps
+// `pages` fresh pages of its own (kept out of huge pages), writes one byte to each, unmaps
+// them, and returns the mean nanoseconds per page; 0 when the map fails. The trap, the
+// kernel's zeroing and, in a virtual machine, the hypervisor's share: about 1 us per page on
+// bare metal, 2-10 us in the paravirtualized guests of docs/host.md.
+std::uint64_t BasePageFaultNanos(std::size_t pages) noexcept;
+
 // Reserves `size` bytes of address space with no access and no memory behind it
 // (PROT_NONE, MAP_NORESERVE), starting at a multiple of `alignment` (a power of two >=
 // PageSize()). Pages become usable only through CommitPages. Returns nullptr on failure.

@@ -110,6 +110,22 @@ bool PopulateForWrite(void* ptr, std::size_t size) noexcept {
   return ptr != nullptr && size != 0 && madvise(ptr, size, MADV_POPULATE_WRITE) == 0;
 }
 
+std::uint64_t BasePageFaultNanos(std::size_t pages) noexcept {
+  const std::size_t page = PageSize();
+  if (pages == 0) return 0;
+  void* map = mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+  if (map == MAP_FAILED) return 0;
+  auto* bytes = static_cast<volatile unsigned char*>(map);
+  // Under THP "always" a map merged with a neighbour may cover a whole huge page.
+  madvise(map, pages * page, MADV_NOHUGEPAGE);
+  const std::uint64_t start = ThreadCpuNanos();
+  for (std::size_t i = 0; i < pages; ++i) bytes[i * page] = 1;
+  const std::uint64_t nanos = ThreadCpuNanos() - start;
+  munmap(map, pages * page);
+  return nanos / pages;
+}
+
 namespace {
 
 // Reads a small /proc file into `buf` without allocating; returns bytes read or -1.

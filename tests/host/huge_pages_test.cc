@@ -454,5 +454,14 @@ TEST(HugePagesConfig, TheKeyIsOnByDefaultAndParses) {
   EXPECT_TRUE(HostConfig::Parse("huge_pages:1").huge_pages);
 }
 
+// The measurement the watch's bound rises to (HugeFaultWatch): real faults take time, and
+// none is asked for nothing.
+TEST(BasePageFaultNanos, TimesRealFaults) {
+  EXPECT_EQ(platform::BasePageFaultNanos(0), 0u);
+  const std::uint64_t nanos = platform::BasePageFaultNanos(PageHeap::kBasePageProbePages);
+  EXPECT_GT(nanos, 0u);             // a fault zeroes a page: never free
+  EXPECT_LT(nanos, 100'000'000u);  // 100 ms per page is no machine's
+}
+
 }  // namespace
 }  // namespace memarena::host
