@@ -4,9 +4,10 @@
 # alternating between allocators (the order rotates every repetition, so drift on a busy
 # machine hits all of them alike, and runs backwards every other one: what a run costs can
 # depend on the one before it, e.g. huge pages come fast from the memory its process freed a
-# moment before, so no allocator always follows the same one), and prints per workload the median wall time, the median
-# CPU time (user + system: what a loaded machine disturbs least, so the time ratio is taken
-# on it), the median peak RSS and the ratio of each median to the best of the four peers.
+# moment before, so no allocator always follows the same one), and prints per workload the
+# median wall time, the median CPU time (user + system: what a loaded machine disturbs
+# least, so the time ratio is taken on it), the median peak RSS and the ratio of each median
+# to the best of the four peers.
 #
 # Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD[:SCALE] ..."] [-o FILE]
 #                        [-i FILE] [-x LABEL=PATH ...]
@@ -143,7 +144,7 @@ else
       w=$(workload_name "$spec")
       for ((k = 0; k < n; k++)); do
         i=$(((rep + k) % n))
-        ((rep % 2)) && i=$(((rep - k % n + n) % n))
+        ((rep % 2)) && i=$(((rep - k + n) % n))
         preload=()
         [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
         read -r secs rss status cpu < <("$bin/workload_measure" "${preload[@]}" --stdout "$out" \
