@@ -55,7 +55,7 @@ namespace {
 double Millis(std::uint64_t nanos) { return static_cast<double>(nanos) / 1e6; }
 
 // The host's transparent huge pages: whether they are asked for, and if not, why; a user who
-// sees page faults or RSS move between runs looks here first (docs/host.md, "Huge pages").
+// sees page faults or RSS move between runs looks here first (docs/host.md, "Statistics").
 std::string HugePagesLine(const AllocatorStats& s) {
   if (s.huge_page_size == 0) {
     return "  huge pages: none (transparent huge pages are off or absent in this kernel)\n";
@@ -96,8 +96,8 @@ std::string StatsSummary(const AllocatorStats& s) {
         "tails {}; metadata {} (outside held)\n",
         FormatBytes(s.bytes_in_thread_caches), FormatBytes(s.bytes_in_central_lists),
         FormatBytes(s.bytes_releasable), FormatBytes(other), FormatBytes(s.bytes_metadata));
+    out += HugePagesLine(s);
   }
-  if (s.bytes_metadata != 0) out += HugePagesLine(s);
   return out;
 }
 
