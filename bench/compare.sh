@@ -7,7 +7,8 @@
 # moment before, so no allocator always follows the same one), and prints per workload the
 # median wall time, the median CPU time (user + system: what a loaded machine disturbs
 # least, so the time ratio is taken on it), the median peak RSS and the ratio of each median
-# to the best of the four peers.
+# to the best of the four peers; last, the median over rounds of each round's CPU ratio to
+# that round's best peer, which a machine whose speed drifts for minutes disturbs far less.
 #
 # Usage: bench/compare.sh [-b BUILD_DIR] [-r REPS] [-s SCALE] [-w "WORKLOAD[:SCALE] ..."] [-o FILE]
 #                        [-i FILE] [-x LABEL=PATH ...]
@@ -177,9 +178,13 @@ done
 echo "scales:$scales"
 for ((k = 0; k < ${#extra_names[@]}; k++)); do echo "${extra_names[$k]}: ${extra_libs[$k]}"; done
 echo
-echo "| workload | allocator | wall s | CPU s | peak RSS MiB | RSS - start-up MiB | CPU / best peer | RSS / best peer | RSS - start-up / best peer |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
-sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
+echo "| workload | allocator | wall s | CPU s | peak RSS MiB | RSS - start-up MiB | CPU / best peer | RSS / best peer | RSS - start-up / best peer | CPU / best peer, per round |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+# The raw file is in the order of the runs, so the n-th row of a workload and allocator is
+# its n-th round: the last column is the median over rounds of the CPU ratio to that round's
+# best peer, which a machine whose speed changes for minutes at a time (this 2-core VM
+# switched between two speeds 1.5x apart) moves far less than the ratio of the medians.
+awk -v order="$order" -v allocs="${names[*]}" '
   function median(list,   a, m, t, i, j) {
     m = split(list, a, " ")
     for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -187,6 +192,7 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
   }
   { key = $1 SUBSEP $2; secs[key] = secs[key] " " $3; rss[key] = rss[key] " " $4
     cpu[key] = cpu[key] " " $6
+    round_cpu[key, ++rounds[key]] = $6
     if ($5 != 0) failed[key] = 1
     # The outputs of a workload must match across allocators and rounds.
     if ($7 != "" && $5 == 0) {
@@ -213,8 +219,23 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
           if (has_base[a] && (best_h == "" || h[a] < best_h)) best_h = h[a]
         }
       }
+      for (a = 1; a <= na; a++) per_round[a] = ""
+      for (n = 1; ; n++) {
+        best_n = -1
+        for (a = 1; a <= na; a++) {
+          key = ws[w] SUBSEP as[a]
+          if (as[a] !~ /^memarena/ && !(key in failed) && (key SUBSEP n) in round_cpu &&
+              (best_n < 0 || round_cpu[key, n] < best_n)) best_n = round_cpu[key, n]
+        }
+        if (best_n < 0) break
+        for (a = 1; a <= na; a++) {
+          key = ws[w] SUBSEP as[a]
+          if ((key SUBSEP n) in round_cpu && best_n > 0) per_round[a] = per_round[a] " " round_cpu[key, n] / best_n
+        }
+      }
       for (a = 1; a <= na; a++) {
         key = ws[w] SUBSEP as[a]
+        round_ratio = per_round[a] == "" ? "-" : sprintf("%.2f", median(per_round[a]))
         note = (key in failed) ? " FAILED" : ""
         if (as[a] ~ /^memarena/ && !(key in failed))
           note = (t[a] <= best_t && r[a] <= 1.1 * best_r) ? " (meets the bar)" : " (misses the bar)"
@@ -224,11 +245,11 @@ sort -k1,1 -k2,2 -k3,3n "$raw" | awk -v order="$order" -v allocs="${names[*]}" '
         heap = has_base[a] ? sprintf("%.1f", h[a]) : "-"
         # Below 1 MiB of heap the difference of two peaks is noise, not a ratio.
         heap_ratio = (!has_base[a] || best_h == "" || best_h < 1 || ws[w] == "startup") ? "-" : sprintf("%.2f", h[a] / best_h)
-        printf "| %s | %s%s | %.3f | %.3f | %.1f | %s | %.2f | %.2f | %s |\n", ws[w], as[a], note,
-               wall[a], t[a], r[a], heap, t[a] / best_t, r[a] / best_r, heap_ratio
+        printf "| %s | %s%s | %.3f | %.3f | %.1f | %s | %.2f | %.2f | %s | %s |\n", ws[w], as[a], note,
+               wall[a], t[a], r[a], heap, t[a] / best_t, r[a] / best_r, heap_ratio, round_ratio
       }
     }
     for (w = 1; w <= nw; w++) {
       if (ws[w] in differs) printf "\nOUTPUTS DIFFER: %s printed another result under%s\n", ws[w], differs[ws[w]]
     }
-  }'
+  }' "$raw"

@@ -26,6 +26,20 @@ larson memarena@old 0.4 5120 0 0.40 42 1
 EOF
 done
 
+# The per-round column: round by round against that round's best peer, then the median.
+# trees' rounds: tcmalloc 0.40, 0.80, 1.00 s; memarena 0.90, 0.72, 0.95 (2.25, 0.90, 0.95
+# of tcmalloc's): per round 0.95, where the ratio of the medians (0.90 / 0.80) is 1.12.
+for pair in "0.40 0.90" "0.80 0.72" "1.00 0.95"; do
+  read -r tc ma <<<"$pair"
+  cat >>"$raw" <<EOF
+trees glibc 2.0 12288 0 2.00 7 1
+trees jemalloc 2.0 11264 0 2.00 7 1
+trees tcmalloc $tc 10240 0 $tc 7 1
+trees mimalloc 2.0 10752 0 2.00 7 1
+trees memarena $ma 9216 0 $ma 7 1
+EOF
+done
+
 table=$("$compare" -i "$raw" -w larson)
 row() { grep -E "^\| larson \| $1[ |]" <<<"$table" || true; }
 # The CPU and RSS ratio columns are the 8th and 9th fields of a |-split row.
@@ -46,6 +60,12 @@ for bad in "no_label_here" "bad label=$lib" "=$lib" "x=/nonexistent/libmemarena_
 done
 "$compare" -i "$raw" -w larson -x "new=$lib" >/dev/null || fail "-x new=$lib was refused"
 "$compare" -i "$raw" -x "a=$lib" -x "a=$lib" >/dev/null 2>&1 && fail "a label given twice was accepted"
+
+per_round() { "$compare" -i "$raw" -w trees | grep -E "^\| trees \| $1[ |]" | awk -F'|' '{ gsub(/ /, "", $8); gsub(/ /, "", $11); print $8, $11 }'; }
+[ "$(per_round memarena)" = "1.12 0.95" ] || fail "trees, memarena: CPU ratio of medians and per round: $(per_round memarena)"
+[ "$(per_round tcmalloc)" = "1.00 1.00" ] || fail "trees, tcmalloc: $(per_round tcmalloc)"
+[ "$(row memarena | awk -F'|' '{ gsub(/ /, "", $11); print $11 }')" = "0.75" ] ||
+  fail "larson's identical rounds give the same ratio per round: $(row memarena)"
 
 [ "$failed" -eq 0 ] && echo "compare.sh -i/-x: table and ratios as expected"
 exit "$failed"

@@ -51,6 +51,18 @@ struct AllocatorStats {
   std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads
   std::size_t bytes_in_central_lists = 0;  // free objects in the central (shared) lists
   std::size_t bytes_metadata = 0;          // span records, pagemap, caches (not in held)
+
+  // Host allocator only: transparent huge pages (HostConfig::huge_pages). They are asked
+  // for while huge_page_size != 0, huge_pages_enabled and huge_page_slow_fault_nanos == 0.
+  std::size_t huge_page_size = 0;         // the kernel's transparent huge page; 0: none here
+  bool huge_pages_enabled = false;        // the huge_pages key
+  std::uint64_t huge_page_blocks = 0;     // large blocks that asked for huge pages
+  std::uint64_t huge_pages_committed = 0;  // whole huge pages committed for smaller requests
+  // A huge page's first write fault above this counts as slow: 2 ms, or what the same bytes
+  // cost in base-page faults on this machine once that was measured.
+  std::uint64_t huge_page_fault_bound_nanos = 0;
+  // The slow fault (the second in a row) that switched huge pages off; 0 while they are on.
+  std::uint64_t huge_page_slow_fault_nanos = 0;
 };
 
 // Per-size-class counters of the host allocator (memarena::HostSizeClassStats() in host.h);

@@ -52,6 +52,32 @@ std::string LimitText(std::size_t limit) { return fmt::format("{}", LimitCount{l
 
 namespace {
 
+double Millis(std::uint64_t nanos) { return static_cast<double>(nanos) / 1e6; }
+
+// The host's transparent huge pages: whether they are asked for, and if not, why; a user who
+// sees page faults or RSS move between runs looks here first (docs/host.md, "Statistics").
+std::string HugePagesLine(const AllocatorStats& s) {
+  if (s.huge_page_size == 0) {
+    return "  huge pages: none (transparent huge pages are off or absent in this kernel)\n";
+  }
+  const std::string advised =
+      fmt::format("{} large blocks and {} whole huge pages advised", s.huge_page_blocks,
+                  s.huge_pages_committed);
+  if (!s.huge_pages_enabled) {
+    return fmt::format("  huge pages: off (huge_pages:0); {}\n", advised);
+  }
+  if (s.huge_page_slow_fault_nanos != 0) {
+    return fmt::format(
+        "  huge pages: switched off as slow: a first write fault of {:.2f} ms, the second in a "
+        "row above {:.2f} ms (the larger of 2 ms and what {} of base-page faults cost here); {} "
+        "before; 4 KiB pages from then on (huge_pages:0 skips the trial)\n",
+        Millis(s.huge_page_slow_fault_nanos), Millis(s.huge_page_fault_bound_nanos),
+        FormatBytes(s.huge_page_size), advised);
+  }
+  return fmt::format("  huge pages ({}): on; {}; a first write fault above {:.2f} ms counts as slow\n",
+                     FormatBytes(s.huge_page_size), advised, Millis(s.huge_page_fault_bound_nanos));
+}
+
 // The summary tcmalloc and jemalloc put first: whose numbers these are, what the process
 // holds, and where the held bytes that are not in use sit.
 std::string StatsSummary(const AllocatorStats& s) {
@@ -70,6 +96,7 @@ std::string StatsSummary(const AllocatorStats& s) {
         "tails {}; metadata {} (outside held)\n",
         FormatBytes(s.bytes_in_thread_caches), FormatBytes(s.bytes_in_central_lists),
         FormatBytes(s.bytes_releasable), FormatBytes(other), FormatBytes(s.bytes_metadata));
+    out += HugePagesLine(s);
   }
   return out;
 }

@@ -20,7 +20,11 @@ struct Metric {
   std::string_view help;
   std::uint64_t (*integer)(const AllocatorStats&);
   double (*ratio)(const AllocatorStats&);
+  // An integer count of nanoseconds: JSON keeps the field's value, Prometheus gets seconds
+  // (its base unit, as its _seconds name says).
+  bool nanoseconds = false;
 };
+constexpr bool kNanoseconds = true;
 
 #define MEMARENA_INT(f) [](const AllocatorStats& s) { return static_cast<std::uint64_t>(s.f); }, nullptr
 
@@ -87,6 +91,23 @@ constexpr std::array kMetrics = {
            "Expandable arena: granule runs whose memory went back.", MEMARENA_INT(num_decommits)},
     Metric{"bytes_decommitted", "decommitted_bytes_total", MetricType::kCounter,
            "Expandable arena: bytes decommitted.", MEMARENA_INT(bytes_decommitted)},
+    Metric{"huge_page_size", "huge_page_size_bytes", MetricType::kGauge,
+           "Host: the kernel's transparent huge page size; 0 when it has none.",
+           MEMARENA_INT(huge_page_size)},
+    Metric{"huge_pages_enabled", "huge_pages_enabled", MetricType::kGauge,
+           "Host: 1 when the huge_pages key is on.", MEMARENA_INT(huge_pages_enabled)},
+    Metric{"huge_page_blocks", "huge_page_blocks_total", MetricType::kCounter,
+           "Host: large blocks that asked for transparent huge pages.",
+           MEMARENA_INT(huge_page_blocks)},
+    Metric{"huge_pages_committed", "huge_pages_committed_total", MetricType::kCounter,
+           "Host: whole huge pages committed for requests smaller than one.",
+           MEMARENA_INT(huge_pages_committed)},
+    Metric{"huge_page_fault_bound_nanos", "huge_page_fault_bound_seconds", MetricType::kGauge,
+           "Host: a huge page's first write fault slower than this counts as slow.",
+           MEMARENA_INT(huge_page_fault_bound_nanos), kNanoseconds},
+    Metric{"huge_page_slow_fault_nanos", "huge_page_slow_fault_seconds", MetricType::kGauge,
+           "Host: the slow first write fault that switched huge pages off; 0 while they are on.",
+           MEMARENA_INT(huge_page_slow_fault_nanos), kNanoseconds},
 };
 
 #undef MEMARENA_INT
@@ -112,6 +133,11 @@ std::string Escape(std::string_view text) {
 
 std::string Value(const Metric& m, const AllocatorStats& s) {
   return m.integer != nullptr ? fmt::format("{}", m.integer(s)) : fmt::format("{:.6g}", m.ratio(s));
+}
+
+std::string PrometheusValue(const Metric& m, const AllocatorStats& s) {
+  if (m.nanoseconds) return fmt::format("{:.9g}", static_cast<double>(m.integer(s)) / 1e9);
+  return Value(m, s);
 }
 
 void AppendFamilyHeader(std::string& out, std::string_view name, std::string_view help,
@@ -158,7 +184,7 @@ std::string StatsToPrometheus(std::span<const NamedStats> all) {
     AppendFamilyHeader(out, m.prometheus, m.help, m.type);
     for (const NamedStats& n : all) {
       out += fmt::format("memarena_{}{{allocator=\"{}\"}} {}\n", m.prometheus,
-                         Escape(n.allocator), Value(m, n.stats));
+                         Escape(n.allocator), PrometheusValue(m, n.stats));
     }
   }
   struct SizeClassMetric {

@@ -1225,6 +1225,12 @@ AllocatorStats Stats() noexcept {
   s.bytes_in_thread_caches = counters.cached;
   s.bytes_in_central_lists = central_free;
   s.bytes_metadata = MetaBytes();
+  s.huge_page_size = platform::HugePageSize();
+  s.huge_pages_enabled = heap.huge_pages_on;
+  s.huge_page_blocks = heap.huge_page_blocks;
+  s.huge_pages_committed = heap.huge_pages_committed;
+  s.huge_page_fault_bound_nanos = heap.huge_fault_bound_nanos;
+  s.huge_page_slow_fault_nanos = heap.slow_huge_fault_nanos;
   return s;
 }
 

@@ -838,6 +838,8 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.huge_page_blocks = huge_page_blocks_;
   s.huge_pages_committed = huge_pages_committed_;
   s.slow_huge_fault_nanos = huge_faults_.SwitchedOffAt();
+  s.huge_pages_on = huge_pages_.load(std::memory_order_relaxed);
+  s.huge_fault_bound_nanos = huge_faults_.Bound();
   return s;
 }
 

@@ -37,6 +37,9 @@ struct PageHeapStats {
   // The first write fault of a huge page that switched them off (HugeFaultWatch), in
   // nanoseconds; 0 while they are on.
   std::uint64_t slow_huge_fault_nanos = 0;
+  bool huge_pages_on = false;  // SetHugePages (the huge_pages key), switched off or not
+  // A first write fault above this counts as slow (HugeFaultWatch::Bound).
+  std::uint64_t huge_fault_bound_nanos = 0;
 };
 
 class PageHeap {

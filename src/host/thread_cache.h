@@ -14,6 +14,7 @@
 
 #include "host/size_classes.h"
 #include "host/span.h"
+#include "platform/cpu.h"
 
 namespace memarena::host {
 
@@ -87,10 +88,10 @@ struct alignas(64) ThreadCache {
 static_assert(offsetof(ThreadCache, lists) == 0,
               "the fast paths index the lists from the cache's address");
 
-// Owner-only update: a plain load and store, not a locked instruction.
+// Owner-only update: not a locked instruction (platform::AddOwnedCounter).
 template <typename T>
 inline void AddOwned(std::atomic<T>& counter, T by) noexcept {
-  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  platform::AddOwnedCounter(counter, by);
 }
 
 inline void*& NextObject(void* object) noexcept { return *static_cast<void**>(object); }

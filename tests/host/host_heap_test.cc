@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "host/heap.h"
+#include "host/huge_fault_watch.h"
+#include "host/page_heap.h"
 #include "host/host_api.h"
 #include "host/size_classes.h"
 #include "memarena/memarena.h"
@@ -138,6 +140,43 @@ TEST(HostStats, CountersFollowAllocationsPerClass) {
   EXPECT_NE(detail.find("     class       allocs"), std::string::npos) << detail;
   EXPECT_NE(detail.find(fmt::format("  {:>10} ", ClassSize(cls))), std::string::npos) << detail;
   EXPECT_LT(detail.find("held not in use"), detail.find("     class")) << "summary first";
+}
+
+// The huge-page state a user sees is the page heap's, and the summary says which of the four
+// states it is in (the line reads the stats alone, so each state is built by hand).
+TEST(HostStats, HugePagesStateIsThePageHeaps) {
+  const AllocatorStats s = Stats();
+  const PageHeapStats heap = ProcessPageHeap().Stats();
+  EXPECT_EQ(s.huge_page_size, platform::HugePageSize());
+  EXPECT_EQ(s.huge_pages_enabled, heap.huge_pages_on);
+  EXPECT_EQ(s.huge_page_blocks, heap.huge_page_blocks);
+  EXPECT_EQ(s.huge_pages_committed, heap.huge_pages_committed);
+  EXPECT_EQ(s.huge_page_slow_fault_nanos, heap.slow_huge_fault_nanos);
+  EXPECT_GE(s.huge_page_fault_bound_nanos, HugeFaultWatch::kDefaultSlowNanos);
+
+  AllocatorStats state;
+  state.bytes_metadata = 1;  // the host's summary
+  EXPECT_NE(FormatStats(state, "host").find("huge pages: none (transparent huge pages are off"),
+            std::string::npos);
+  state.huge_page_size = std::size_t{2} << 20;
+  state.huge_page_blocks = 3;
+  state.huge_page_fault_bound_nanos = 5'120'000;
+  EXPECT_NE(FormatStats(state, "host").find("huge pages: off (huge_pages:0); 3 large blocks"),
+            std::string::npos);
+  state.huge_pages_enabled = true;
+  const std::string on = FormatStats(state, "host");
+  EXPECT_NE(on.find("huge pages (2.00 MiB): on; 3 large blocks and 0 whole huge pages advised; "
+                    "a first write fault above 5.12 ms counts as slow"),
+            std::string::npos)
+      << on;
+  state.huge_page_slow_fault_nanos = 6'500'000;
+  const std::string off = FormatStats(state, "host");
+  EXPECT_NE(off.find("huge pages: switched off as slow: a first write fault of 6.50 ms, the "
+                     "second in a row above 5.12 ms"),
+            std::string::npos)
+      << off;
+  AllocatorStats arena;  // no metadata: not the host, no huge-page line
+  EXPECT_EQ(FormatStats(arena, "bfc").find("huge pages"), std::string::npos);
 }
 
 TEST(HostStats, ReleasableAndFragmentationDescribeFreeSpans) {

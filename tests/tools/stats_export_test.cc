@@ -94,6 +94,31 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   EXPECT_EQ(text.find("size_class"), std::string::npos);  // no size classes: no such family
 }
 
+// Nanosecond fields keep their integer in JSON, under their field names, and go out in
+// seconds, Prometheus' base unit, as their metric names say.
+TEST(StatsToPrometheus, NanosecondFieldsGoOutInSeconds) {
+  AllocatorStats s;
+  s.huge_page_size = std::size_t{2} << 20;
+  s.huge_pages_enabled = true;
+  s.huge_page_blocks = 5;
+  s.huge_page_fault_bound_nanos = 5'120'000;
+  s.huge_page_slow_fault_nanos = 6'500'000;
+  const std::string json = StatsToJson(s, "host");
+  for (const char* kv : {"\"huge_page_size\":2097152", "\"huge_pages_enabled\":1",
+                         "\"huge_page_blocks\":5", "\"huge_page_fault_bound_nanos\":5120000",
+                         "\"huge_page_slow_fault_nanos\":6500000"}) {
+    EXPECT_NE(json.find(kv), std::string::npos) << kv << " missing in " << json;
+  }
+  const NamedStats all[] = {{"host", s}};
+  const std::string text = StatsToPrometheus(all);
+  for (const char* line : {"memarena_huge_page_fault_bound_seconds{allocator=\"host\"} 0.00512\n",
+                           "memarena_huge_page_slow_fault_seconds{allocator=\"host\"} 0.0065\n",
+                           "memarena_huge_page_blocks_total{allocator=\"host\"} 5\n",
+                           "# TYPE memarena_huge_page_slow_fault_seconds gauge\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " missing in " << text;
+  }
+}
+
 // Every sample of a family typed `counter`, by metric name.
 std::map<std::string, double> CounterSamples(const std::string& text) {
   std::map<std::string, bool> is_counter;
