@@ -1,10 +1,12 @@
 // The drop-in's process state: MEMARENA_CONF read once when the library loads, the stats
 // printed at exit, and the trace_file log. The allocation paths in dropin.h consult it only
-// through TracingOn(), one relaxed load.
+// through TracingOn(), one relaxed load (one compare of memory on x86-64).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+
+#include "platform/cpu.h"
 
 #if defined(__GNUC__)
 #define MEMARENA_DROPIN_HIDDEN __attribute__((visibility("hidden")))
@@ -20,7 +22,7 @@ namespace memarena::dropin {
 // cleared in a forked child (whose rows would interleave with the parent's in one file).
 MEMARENA_DROPIN_HIDDEN extern std::atomic<bool> g_tracing;
 
-inline bool TracingOn() noexcept { return g_tracing.load(std::memory_order_relaxed); }
+inline bool TracingOn() noexcept { return platform::FlagSet(g_tracing); }
 
 // Trace rows; callable inside malloc (they never allocate). `bytes` is what was asked for.
 MEMARENA_DROPIN_HIDDEN void TraceAllocate(const void* ptr, std::size_t bytes) noexcept;
