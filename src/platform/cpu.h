@@ -33,9 +33,9 @@ inline void Prefetch(const void* address) noexcept { __builtin_prefetch(address,
 // relaxed loads. g++ never folds an atomic's load, add and store into one instruction; on
 // x86-64 this is one add to memory, not a locked one (2 fused uops against 3): the hardware
 // writes an aligned word whole, so a reader sees the value before or after, and no other
-// writer exists to lose. The allocation fast path updates two such counters (issue 12:
-// 4 of its 28 instructions). Elsewhere, and under TSAN (which must see the store), the
-// relaxed load and store.
+// writer exists to lose. The allocation fast path updates two such counters (issue 12: 6 of
+// its 28 instructions, 2 with this). Elsewhere, and under TSAN (which must see the store),
+// the relaxed load and store.
 template <typename T>
 inline void AddOwnedCounter(std::atomic<T>& counter, T by) noexcept {
   static_assert(std::is_integral_v<T> && std::atomic<T>::is_always_lock_free &&
@@ -56,7 +56,8 @@ inline void AddOwnedCounter(std::atomic<T>& counter, T by) noexcept {
 // Whether a flag that is nearly always false is set, for a branch on it: a relaxed load.
 // g++ loads an atomic into a register, then tests it (movzbl, test, jne); on x86-64 this is
 // one compare of the byte in memory with zero (cmpb, jne). The drop-in's malloc, free, new
-// and delete each test the trace flag (issue 12: 6 of a new+delete pair's 71 instructions).
+// and delete each test the trace flag (issue 12: 6 of a new+delete pair's 71 instructions,
+// 4 with this).
 inline bool FlagSet(const std::atomic<bool>& flag) noexcept {
   static_assert(sizeof(std::atomic<bool>) == 1);
 #if defined(__x86_64__) && !defined(MEMARENA_TSAN) && defined(__GCC_ASM_FLAG_OUTPUTS__)

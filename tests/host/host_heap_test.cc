@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "host/heap.h"
+#include "host/host_api.h"
 #include "host/huge_fault_watch.h"
 #include "host/page_heap.h"
-#include "host/host_api.h"
 #include "host/size_classes.h"
 #include "memarena/memarena.h"
 
