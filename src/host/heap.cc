@@ -1009,6 +1009,11 @@ bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
   return true;
 }
 
+void PrefaultForWrite(void* ptr, std::size_t bytes) noexcept {
+  Span* span = ptr != nullptr ? g_pagemap.Get(Pagemap::PageOf(ptr)) : nullptr;
+  if (IsLiveLargeStart(ptr, span)) g_page_heap.PrefaultForWrite(span, bytes);
+}
+
 std::size_t UsableSize(const void* ptr) noexcept {
   if (ptr == nullptr) return 0;
   const Pagemap::Lookup page = g_pagemap.Find(ptr);

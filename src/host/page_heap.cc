@@ -428,6 +428,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     span = NewLocked(pages, align_pages, size_class, requested, huge_page, failure, &fresh,
                      &fault_page);
     advise = TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
+    if (span != nullptr) span->fresh_pages = fresh;
   }
   // Outside the lock: the block is the caller's alone, and the syscalls take the kernel's
   // mmap lock.
@@ -668,6 +669,12 @@ bool PageHeap::GrowInPlaceLocked(Span* span, std::size_t pages, std::size_t requ
   CountLarge(span, extra << kPageShift, requested);
   CheckIfEnabled();
   return true;
+}
+
+void PageHeap::PrefaultForWrite(Span* span, std::size_t bytes) noexcept {
+  const std::size_t pages = std::min(bytes >> kPageShift, span->num_pages);
+  if (pages == 0 || !std::exchange(span->fresh_pages, false)) return;
+  platform::PopulateForWrite(span->Start(), pages << kPageShift);
 }
 
 void PageHeap::Delete(Span* span) noexcept {

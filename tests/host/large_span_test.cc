@@ -18,6 +18,7 @@
 #include "memarena/config.h"
 #include "memarena/memarena.h"
 #include "platform/os.h"
+#include "support/resident_pages.h"
 
 namespace memarena {
 namespace {
@@ -192,6 +193,26 @@ TEST_F(LargeSpanTest, ABlockGrowsInPlaceIntoFreePagesAndItsFreeGivesEveryPageBac
   const AllocatorStats after = HostAllocator().GetStats();
   EXPECT_EQ(after.bytes_in_use, start_.bytes_in_use);
   EXPECT_EQ(after.bytes_held, start_.bytes_held) << "a page of the grown block stayed held";
+}
+
+// realloc's prefault before its copy (host::PrefaultForWrite), on the process heap: the
+// whole pages about to be written of a live large block fresh from the OS are faulted in,
+// and an interior pointer, a class object or a null pointer change nothing.
+TEST_F(LargeSpanTest, APrefaultFaultsInTheCopysPagesOfAFreshLargeBlockOnly) {
+  if (!testing::KernelPopulatesForWrite()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (Linux 5.14)";
+  auto* block = static_cast<char*>(HostAllocator().Allocate(kMiB));  // on returned pages
+  ASSERT_NE(block, nullptr);
+  ASSERT_EQ(platform::ResidentBytesIn(block, kMiB), 0u) << "the allocation touched its pages";
+  void* object = HostAllocator().Allocate(1000);
+  host::PrefaultForWrite(nullptr, kMiB);
+  host::PrefaultForWrite(object, 1000);
+  host::PrefaultForWrite(block + host::kPageSize, kMiB / 2);
+  EXPECT_EQ(platform::ResidentBytesIn(block, kMiB), 0u) << "an interior pointer prefaulted";
+  host::PrefaultForWrite(block, kMiB / 2 + 100);
+  EXPECT_EQ(platform::ResidentBytesIn(block, kMiB / 2), kMiB / 2);
+  EXPECT_EQ(platform::ResidentBytesIn(block + kMiB / 2, kMiB / 2), 0u) << "past the copy";
+  HostAllocator().Deallocate(object);
+  HostAllocator().Deallocate(block);
 }
 
 TEST_F(LargeSpanTest, ABlockFollowedByALiveBlockOrAClassObjectDoesNotGrowInPlace) {
