@@ -298,6 +298,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   span->bump = span->bump_end = nullptr;
   span->requested = 0;
   span->in_central_list = false;
+  span->fresh_pages = span->zero_pages = false;  // NewLocked sets them for pages from the OS
   if (size_class != 0) {
     pagemap_->Set(start, pages, span, size_class);  // any object's page finds its span
   } else {
@@ -428,7 +429,6 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
     span = NewLocked(pages, align_pages, size_class, requested, huge_page, failure, &fresh,
                      &fault_page);
     advise = TakeHugeInterior(span, fresh, huge_page, &lo, &hi);
-    if (span != nullptr) span->fresh_pages = fresh;
   }
   // Outside the lock: the block is the caller's alone, and the syscalls take the kernel's
   // mmap lock.
@@ -546,7 +546,7 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   if (align_pages == 1) {
     span = ExtendIntoReturned(pages, size_class);
     if (span != nullptr) {
-      *fresh = true;
+      *fresh = span->fresh_pages = true;  // and committed pages: not zero_pages
       CountNew(span, requested);
       CheckIfEnabled();
       return span;
@@ -570,6 +570,8 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   if (span == nullptr) {
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
+  } else {
+    span->fresh_pages = span->zero_pages = true;  // returned or never committed: all zero
   }
   *fresh = true;
   CountNew(span, requested);

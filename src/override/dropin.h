@@ -81,7 +81,7 @@ inline void* Calloc(std::size_t count, std::size_t size) noexcept {
     return FailAllocation(SIZE_MAX);
   }
   void* ptr = Malloc(bytes);
-  if (ptr != nullptr) std::memset(ptr, 0, bytes);
+  if (ptr != nullptr) host::ZeroNew(ptr, bytes);
   return ptr;
 }
 

@@ -215,6 +215,36 @@ TEST_F(LargeSpanTest, APrefaultFaultsInTheCopysPagesOfAFreshLargeBlockOnly) {
   HostAllocator().Deallocate(block);
 }
 
+// calloc's fill (host::ZeroNew): a large block on pages fresh from the OS is left unwritten,
+// so its pages stay out of RSS; a large block on pages written before (a freed block's), a
+// second fill of the same block and a class object are filled with zeros.
+TEST_F(LargeSpanTest, ZeroNewLeavesFreshPagesUnwrittenAndFillsEveryOtherBlock) {
+  constexpr std::size_t kBytes = kMiB;
+  auto* fresh = static_cast<unsigned char*>(HostAllocator().Allocate(kBytes));
+  ASSERT_NE(fresh, nullptr);
+  host::ZeroNew(fresh, kBytes);
+  EXPECT_EQ(platform::ResidentBytesIn(fresh, kBytes), 0u) << "fresh pages were written";
+  EXPECT_EQ(fresh[0] | fresh[kBytes / 2] | fresh[kBytes - 1], 0);
+  std::memset(fresh, 0xa5, kBytes);
+  host::ZeroNew(fresh, kBytes);  // the mark is spent: this fill is done
+  EXPECT_EQ(std::count(fresh, fresh + kBytes, 0), static_cast<std::ptrdiff_t>(kBytes));
+  std::memset(fresh, 0x5a, kBytes);
+  HostAllocator().Deallocate(fresh);
+  auto* reused = static_cast<unsigned char*>(HostAllocator().Allocate(kBytes));
+  ASSERT_EQ(reused, fresh) << "the freed block's committed pages were not reused";
+  host::ZeroNew(reused, kBytes);
+  EXPECT_EQ(std::count(reused, reused + kBytes, 0), static_cast<std::ptrdiff_t>(kBytes))
+      << "old contents behind a calloc";
+  auto* object = static_cast<unsigned char*>(HostAllocator().Allocate(1000));
+  std::memset(object, 0x77, 1000);
+  HostAllocator().Deallocate(object);
+  object = static_cast<unsigned char*>(HostAllocator().Allocate(1000));
+  host::ZeroNew(object, 1000);
+  EXPECT_EQ(std::count(object, object + 1000, 0), 1000);
+  HostAllocator().Deallocate(object);
+  HostAllocator().Deallocate(reused);
+}
+
 TEST_F(LargeSpanTest, ABlockFollowedByALiveBlockOrAClassObjectDoesNotGrowInPlace) {
   char* block = BlockWithFreePagesAfterIt();
   void* next = HostAllocator().Allocate(kMiB);  // carved right after the block
