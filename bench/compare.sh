@@ -4,7 +4,8 @@
 # alternating between allocators (the order rotates every repetition, so drift on a busy
 # machine hits all of them alike, and runs backwards every other one: what a run costs can
 # depend on the one before it, e.g. huge pages come fast from the memory its process freed a
-# moment before, so no allocator always follows the same one), and prints per workload the
+# moment before, so no allocator always follows the same one, and a peer runs between any
+# two memarena builds), and prints per workload the
 # median wall time, the median CPU time (user + system: what a loaded machine disturbs
 # least, so the time ratio is taken on it), the median peak RSS and the ratio of each median
 # to the best of the four peers; last, the median over rounds of each round's CPU ratio to
@@ -140,12 +141,22 @@ else
   out=$(mktemp)
   trap 'rm -f "$raw" "$out"' EXIT
   n=${#names[@]}
+  # The cycle the rounds rotate through puts a peer between any two memarena builds (-x): a
+  # memarena process leaves the memory it freed so that the next one's huge pages come fast,
+  # and with the builds side by side the second of each round gained (mixed_heap 0.61-0.66 s
+  # after the other build, 0.97-1.18 s after a peer; large_buffers alike; 2026-12-04). Past
+  # four builds the rest follow each other.
+  cycle=()
+  for ((p = 0; p < 4 || 4 + p < n; p++)); do
+    ((p < 4)) && cycle+=("$p")
+    ((4 + p < n)) && cycle+=("$((4 + p))")
+  done
   for ((rep = 0; rep < reps; rep++)); do
     for spec in $workloads; do
       w=$(workload_name "$spec")
       for ((k = 0; k < n; k++)); do
-        i=$(((rep + k) % n))
-        ((rep % 2)) && i=$(((rep - k + n) % n))
+        i=${cycle[$(((rep + k) % n))]}
+        ((rep % 2)) && i=${cycle[$(((rep - k + n) % n))]}
         preload=()
         [ -n "${libs[$i]}" ] && preload=(--preload "${libs[$i]}")
         read -r secs rss status cpu < <("$bin/workload_measure" "${preload[@]}" --stdout "$out" \

@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cstring>
 #include <iterator>
 #include <utility>
 
@@ -594,6 +595,7 @@ bool KeepSpareSampledSpan(ThreadCache* tc, Span* span) noexcept {
   AddOwned<std::int64_t>(tc->sampled_requested_moved, -static_cast<std::int64_t>(span->requested));
   span->requested = 0;
   span->sample_entry = kSpareSampledSpan;  // a second free of the block is a double free
+  span->fresh_pages = span->zero_pages = false;  // its program wrote it
   common::PoisonFree(span->Start(), span->Bytes());
   tc->spare_sampled_span.store(span, std::memory_order_relaxed);
   return true;
@@ -1007,6 +1009,19 @@ bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
   UpdatePeaks();
   watermarks::Check();
   return true;
+}
+
+void PrefaultForWrite(void* ptr, std::size_t bytes) noexcept {
+  Span* span = ptr != nullptr ? g_pagemap.Get(Pagemap::PageOf(ptr)) : nullptr;
+  if (IsLiveLargeStart(ptr, span)) g_page_heap.PrefaultForWrite(span, bytes);
+}
+
+void ZeroNew(void* ptr, std::size_t bytes) noexcept {
+  if (bytes > kMaxClassRequest) {  // else a class object, which never comes fresh
+    Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
+    if (IsLiveLargeStart(ptr, span) && std::exchange(span->zero_pages, false)) return;
+  }
+  std::memset(ptr, 0, bytes);
 }
 
 std::size_t UsableSize(const void* ptr) noexcept {

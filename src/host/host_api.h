@@ -75,6 +75,19 @@ void FreeMoved(void* ptr, std::size_t usable) noexcept;
 // `ptr` is live (UsableSize).
 bool GrowInPlace(void* ptr, std::size_t bytes) noexcept;
 
+// The caller is about to write the first `bytes` of `ptr`, a block it just allocated
+// (realloc's copy into its new block). A page run whose pages came from the OS has its
+// whole pages among them faulted in by one system call, not one fault per page
+// (PageHeap::PrefaultForWrite); any other block is left alone. Not for the fast path: it
+// reads the pagemap.
+void PrefaultForWrite(void* ptr, std::size_t bytes) noexcept;
+
+// calloc's zeroing of `ptr`, a block of at least `bytes` just allocated: a page run whose
+// pages all came from the OS unwritten reads as zero already and is left untouched, so its
+// pages stay out of RSS until the program writes them (glibc's calloc skips the fill of a
+// chunk it just mapped alike); any other block is filled.
+void ZeroNew(void* ptr, std::size_t bytes) noexcept;
+
 // Allocate and Free without the misuse checks on their fast paths (no freed mark, no
 // object-start test): for host_bench only, which prices the checks against them in one
 // run. A double or interior free through FreeUnchecked corrupts the heap silently.

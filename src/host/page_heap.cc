@@ -298,6 +298,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   span->bump = span->bump_end = nullptr;
   span->requested = 0;
   span->in_central_list = false;
+  span->fresh_pages = span->zero_pages = false;  // NewLocked sets them for pages from the OS
   if (size_class != 0) {
     pagemap_->Set(start, pages, span, size_class);  // any object's page finds its span
   } else {
@@ -545,7 +546,7 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   if (align_pages == 1) {
     span = ExtendIntoReturned(pages, size_class);
     if (span != nullptr) {
-      *fresh = true;
+      *fresh = span->fresh_pages = true;  // and committed pages: not zero_pages
       CountNew(span, requested);
       CheckIfEnabled();
       return span;
@@ -569,6 +570,8 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   if (span == nullptr) {
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
+  } else {
+    span->fresh_pages = span->zero_pages = true;  // returned or never committed: all zero
   }
   *fresh = true;
   CountNew(span, requested);
@@ -668,6 +671,12 @@ bool PageHeap::GrowInPlaceLocked(Span* span, std::size_t pages, std::size_t requ
   CountLarge(span, extra << kPageShift, requested);
   CheckIfEnabled();
   return true;
+}
+
+void PageHeap::PrefaultForWrite(Span* span, std::size_t bytes) noexcept {
+  const std::size_t pages = std::min(bytes >> kPageShift, span->num_pages);
+  if (pages == 0 || !std::exchange(span->fresh_pages, false)) return;
+  platform::PopulateForWrite(span->Start(), pages << kPageShift);
 }
 
 void PageHeap::Delete(Span* span) noexcept {

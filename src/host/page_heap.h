@@ -110,6 +110,14 @@ class PageHeap {
   // it without a page fault). Takes the heap lock.
   bool GrowInPlace(Span* span, std::size_t pages, std::size_t requested) noexcept;
 
+  // The caller of in-use large span `span` is about to write its first `bytes` (realloc's
+  // copy). When New took its pages from the OS, they are faulted in by one call
+  // (platform::PopulateForWrite) instead of one page fault per 4 KiB page, which on this
+  // project's VMs costs 13 us against 6 us per page in the call. Pages already resident
+  // are left alone: the call walks them for nothing (6 us per 256 KiB, twice its copy).
+  // No lock: the span is the caller's.
+  void PrefaultForWrite(Span* span, std::size_t bytes) noexcept;
+
   // Frees an in-use span: it stays committed and merges with committed free neighbours.
   // A small span's pages lose their class, so a stale pointer into them is not taken for
   // an object.

@@ -41,6 +41,15 @@ struct Span {
   // merges, so every advised page lies in a span with this set; cleared when the span is
   // decommitted, which takes the advice back first.
   bool huge_advised = false;
+  // In-use large spans, as New left them (PageHeap::NewLocked sets both on every span):
+  // fresh_pages: some pages came from the OS (returned or never committed) and nobody has
+  // faulted them in since (PageHeap::PrefaultForWrite); after that a guess, which only
+  // decides whether a prefault is worth a call.
+  // zero_pages: every page came from the OS and none was written since, so all read as
+  // zero (host::ZeroNew, calloc, clears it on its one use). Never set where unsure: a
+  // stale true would hand calloc a block with old contents.
+  bool fresh_pages = false;
+  bool zero_pages = false;
   std::uint32_t allocated = 0;  // small spans: objects handed out of the span
   // Large spans: the heap sampler's table entry of their block (heap_sampler.h); 0 when the
   // block is not sampled; kSpareSampledSpan for a spare (heap.cc: a freed sampled span a

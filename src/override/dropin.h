@@ -18,6 +18,13 @@ namespace memarena::dropin {
 
 // What malloc and a plain operator new guarantee (glibc gives 16 on x86-64).
 inline constexpr std::size_t kMallocAlignment = alignof(std::max_align_t);
+
+// realloc's copies of at least this many bytes have the new block's pages faulted in by
+// one call before the copy writes them, when the block is a page run fresh from the OS
+// (host::PrefaultForWrite). On this project's VMs a 4 KiB page's first write costs 13 us
+// through a fault and 0.7 + 5.6 us through the call (the VM maps the page at the write);
+// bare metal faults in 0.1-0.3 us, so the call pays from a few pages: four here.
+inline constexpr std::size_t kPrefaultCopyBytes = std::size_t{16} << 10;
 static_assert(kMallocAlignment <= host::kMinAlign, "malloc takes the heap's alignment-free entry");
 
 constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
@@ -74,7 +81,7 @@ inline void* Calloc(std::size_t count, std::size_t size) noexcept {
     return FailAllocation(SIZE_MAX);
   }
   void* ptr = Malloc(bytes);
-  if (ptr != nullptr) std::memset(ptr, 0, bytes);
+  if (ptr != nullptr) host::ZeroNew(ptr, bytes);
   return ptr;
 }
 
@@ -95,7 +102,8 @@ inline void TraceRealloc(const void* old_block, const void* new_block, std::size
 // small steps is copied O(log n) times instead of at every size class or page:
 // bench/workloads/realloc_grow runs 7x faster than with exact sizes. Headroom that is never
 // touched costs address space only. The block moved away from is not kept in the thread
-// cache when it is big (FreeMoved).
+// cache when it is big (FreeMoved). A copy into a page run fresh from the OS first faults
+// its pages in with one call (kPrefaultCopyBytes): realloc_grow's faults 15.3 k -> 6.6 k.
 inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
   if (ptr == nullptr) return Malloc(bytes);
   if (bytes == 0) {
@@ -126,7 +134,9 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
   }
   if (fresh == nullptr) fresh = host::Allocate(bytes, kMallocAlignment);
   if (fresh == nullptr) [[unlikely]] return FailAllocation(bytes);
-  std::memcpy(fresh, ptr, bytes < usable ? bytes : usable);
+  const std::size_t copy = bytes < usable ? bytes : usable;
+  if (copy >= kPrefaultCopyBytes) host::PrefaultForWrite(fresh, copy);
+  std::memcpy(fresh, ptr, copy);
   TraceRealloc(ptr, fresh, bytes);
   host::FreeMoved(ptr, usable);
   return fresh;

@@ -18,6 +18,7 @@
 #include "memarena/config.h"
 #include "memarena/memarena.h"
 #include "platform/os.h"
+#include "support/resident_pages.h"
 
 namespace memarena {
 namespace {
@@ -192,6 +193,56 @@ TEST_F(LargeSpanTest, ABlockGrowsInPlaceIntoFreePagesAndItsFreeGivesEveryPageBac
   const AllocatorStats after = HostAllocator().GetStats();
   EXPECT_EQ(after.bytes_in_use, start_.bytes_in_use);
   EXPECT_EQ(after.bytes_held, start_.bytes_held) << "a page of the grown block stayed held";
+}
+
+// realloc's prefault before its copy (host::PrefaultForWrite), on the process heap: the
+// whole pages about to be written of a live large block fresh from the OS are faulted in,
+// and an interior pointer, a class object or a null pointer change nothing.
+TEST_F(LargeSpanTest, APrefaultFaultsInTheCopysPagesOfAFreshLargeBlockOnly) {
+  if (!testing::KernelPopulatesForWrite()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (Linux 5.14)";
+  auto* block = static_cast<char*>(HostAllocator().Allocate(kMiB));  // on returned pages
+  ASSERT_NE(block, nullptr);
+  ASSERT_EQ(platform::ResidentBytesIn(block, kMiB), 0u) << "the allocation touched its pages";
+  void* object = HostAllocator().Allocate(1000);
+  host::PrefaultForWrite(nullptr, kMiB);
+  host::PrefaultForWrite(object, 1000);
+  host::PrefaultForWrite(block + host::kPageSize, kMiB / 2);
+  EXPECT_EQ(platform::ResidentBytesIn(block, kMiB), 0u) << "an interior pointer prefaulted";
+  host::PrefaultForWrite(block, kMiB / 2 + 100);
+  EXPECT_EQ(platform::ResidentBytesIn(block, kMiB / 2), kMiB / 2);
+  EXPECT_EQ(platform::ResidentBytesIn(block + kMiB / 2, kMiB / 2), 0u) << "past the copy";
+  HostAllocator().Deallocate(object);
+  HostAllocator().Deallocate(block);
+}
+
+// calloc's fill (host::ZeroNew): a large block on pages fresh from the OS is left unwritten,
+// so its pages stay out of RSS; a large block on pages written before (a freed block's), a
+// second fill of the same block and a class object are filled with zeros.
+TEST_F(LargeSpanTest, ZeroNewLeavesFreshPagesUnwrittenAndFillsEveryOtherBlock) {
+  constexpr std::size_t kBytes = kMiB;
+  auto* fresh = static_cast<unsigned char*>(HostAllocator().Allocate(kBytes));
+  ASSERT_NE(fresh, nullptr);
+  host::ZeroNew(fresh, kBytes);
+  EXPECT_EQ(platform::ResidentBytesIn(fresh, kBytes), 0u) << "fresh pages were written";
+  EXPECT_EQ(fresh[0] | fresh[kBytes / 2] | fresh[kBytes - 1], 0);
+  std::memset(fresh, 0xa5, kBytes);
+  host::ZeroNew(fresh, kBytes);  // the mark is spent: this fill is done
+  EXPECT_EQ(std::count(fresh, fresh + kBytes, 0), static_cast<std::ptrdiff_t>(kBytes));
+  std::memset(fresh, 0x5a, kBytes);
+  HostAllocator().Deallocate(fresh);
+  auto* reused = static_cast<unsigned char*>(HostAllocator().Allocate(kBytes));
+  ASSERT_EQ(reused, fresh) << "the freed block's committed pages were not reused";
+  host::ZeroNew(reused, kBytes);
+  EXPECT_EQ(std::count(reused, reused + kBytes, 0), static_cast<std::ptrdiff_t>(kBytes))
+      << "old contents behind a calloc";
+  auto* object = static_cast<unsigned char*>(HostAllocator().Allocate(1000));
+  std::memset(object, 0x77, 1000);
+  HostAllocator().Deallocate(object);
+  object = static_cast<unsigned char*>(HostAllocator().Allocate(1000));
+  host::ZeroNew(object, 1000);
+  EXPECT_EQ(std::count(object, object + 1000, 0), 1000);
+  HostAllocator().Deallocate(object);
+  HostAllocator().Deallocate(reused);
 }
 
 TEST_F(LargeSpanTest, ABlockFollowedByALiveBlockOrAClassObjectDoesNotGrowInPlace) {

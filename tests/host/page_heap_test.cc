@@ -11,6 +11,8 @@
 
 #include "host/object_start.h"
 #include "host/pagemap.h"
+#include "platform/os.h"
+#include "support/resident_pages.h"
 
 namespace memarena::host {
 namespace {
@@ -152,6 +154,8 @@ TEST_F(PageHeapTest, ARequestNoCommittedSpanFitsStraddlesTheFreeRunWithTheMostCo
   EXPECT_LE(wide->first_page, committed_first);
   EXPECT_GE(wide->first_page + wide->num_pages, committed_first + 6);
   EXPECT_LE(wide->first_page + wide->num_pages, run_first + 18);
+  EXPECT_TRUE(wide->fresh_pages) << "10 of its pages come from the OS";
+  EXPECT_FALSE(wide->zero_pages) << "c's 6 pages were written: calloc must fill them";
   const PageHeapStats after = heap_.Stats();
   EXPECT_EQ(after.held - before.held, 10 * kPageSize);  // the 16 pages less the 6 committed
   EXPECT_EQ(after.free_committed, 0u);
@@ -485,6 +489,41 @@ TEST_F(PageHeapTest, AGrownSpanCommitsTheReturnedPagesItTakes) {
   EXPECT_EQ(after.reserved, before.reserved);
   ExpectConsistent();
   heap_.Delete(a);
+  ExpectAllReturnedAfterRelease();
+}
+
+// realloc's copy into a new block (host::PrefaultForWrite): the whole pages it is about to
+// write are faulted in by one call when they came from the OS, and left alone when they
+// were committed and free (resident already: the call would walk them for nothing). Pages
+// all from the OS also read as zero (zero_pages: calloc's fill is skipped).
+TEST_F(PageHeapTest, APrefaultFaultsInTheWholePagesOfAFreshSpanOnly) {
+  if (!testing::KernelPopulatesForWrite()) GTEST_SKIP() << "the kernel lacks MADV_POPULATE_WRITE (5.14)";
+  Span* a = New(16);
+  ASSERT_NE(a, nullptr);
+  char* const start = a->Start();
+  EXPECT_TRUE(a->fresh_pages);
+  EXPECT_TRUE(a->zero_pages);
+  ASSERT_EQ(platform::ResidentBytesIn(a->Start(), a->Bytes()), 0u) << "New touched its pages";
+  heap_.PrefaultForWrite(a, 10 * kPageSize + 100);  // the part page is left to the write
+  EXPECT_EQ(platform::ResidentBytesIn(a->Start(), 10 * kPageSize), 10 * kPageSize);
+  EXPECT_EQ(platform::ResidentBytesIn(a->Start() + 10 * kPageSize, 6 * kPageSize), 0u);
+  EXPECT_FALSE(a->fresh_pages) << "a second call would walk resident pages";
+  heap_.Delete(a);
+  Span* b = New(16);  // a's committed pages
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->Start(), start);
+  EXPECT_FALSE(b->fresh_pages);
+  EXPECT_FALSE(b->zero_pages) << "a's pages, faulted in: they may hold anything";
+  heap_.Delete(b);
+  heap_.ReleaseFree();
+  Span* c = New(16);  // the same pages, returned: fresh again
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->fresh_pages);
+  EXPECT_TRUE(c->zero_pages);
+  heap_.PrefaultForWrite(c, 0);
+  EXPECT_EQ(platform::ResidentBytesIn(c->Start(), c->Bytes()), 0u) << "nothing to write";
+  EXPECT_TRUE(c->fresh_pages) << "a call with no whole page to write keeps the mark";
+  heap_.Delete(c);
   ExpectAllReturnedAfterRelease();
 }
 

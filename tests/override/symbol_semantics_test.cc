@@ -101,6 +101,21 @@ TEST(DropinSymbols, CallocZeroesRecycledMemoryAndRejectsOverflow) {
   F().free(empty);
 }
 
+// calloc of a large block on pages fresh from the OS leaves them unwritten (host::ZeroNew),
+// as glibc's calloc of a chunk it maps does: numpy.zeros of a large array costs no RSS until
+// it is written. At most the first huge page is faulted in (the huge-page watch times it).
+// CallocZeroesRecycledMemoryAndRejectsOverflow checks recycled pages are filled.
+TEST(DropinSymbols, CallocOfFreshPagesLeavesThemOutOfRss) {
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  F().malloc_trim(0);  // the free spans earlier tests left go back: the block's pages are fresh
+  auto* p = static_cast<unsigned char*>(F().calloc(1, kBytes));
+  ASSERT_NE(p, nullptr);
+  EXPECT_LE(platform::ResidentBytesIn(p, kBytes), std::size_t{4} << 20);
+  for (std::size_t i = 0; i < kBytes; i += 4096 * 97) ASSERT_EQ(p[i], 0) << "at " << i;
+  EXPECT_EQ(p[kBytes - 1], 0);
+  F().free(p);
+}
+
 TEST(DropinSymbols, ReallocCoversEveryEdgeCase) {
   // NULL acts as malloc.
   auto* p = static_cast<char*>(F().realloc(nullptr, 100));

@@ -42,4 +42,13 @@ inline std::size_t ResidentBytesOf(const std::vector<Block>& blocks) {
   return resident;
 }
 
+// Whether platform::PopulateForWrite works here (MADV_POPULATE_WRITE: Linux 5.14).
+inline bool KernelPopulatesForWrite() {
+  const std::size_t page = platform::PageSize();
+  void* probe = platform::MapPages(page, page);
+  const bool ok = probe != nullptr && platform::PopulateForWrite(probe, page);
+  if (probe != nullptr) platform::UnmapPages(probe, page);
+  return ok;
+}
+
 }  // namespace memarena::testing

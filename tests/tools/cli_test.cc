@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <sstream>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -42,11 +41,27 @@ double JsonNumber(const std::string& json, const std::string& key, std::size_t f
   return std::stod(json.substr(at + needle.size()));
 }
 
+std::string TempDirPath() {
+  return ::testing::TempDir() + "memarena_cli_test." + std::to_string(getpid());
+}
+
 std::string TempDir() {
-  const std::string dir = ::testing::TempDir() + "memarena_cli_test." + std::to_string(getpid());
+  const std::string dir = TempDirPath();
   std::filesystem::create_directories(dir);
   return dir;
 }
+
+// The tests share one directory per process; it goes once they have all run (each ctest
+// run used to leave its traces and pages in /tmp).
+class RemoveTempDir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(TempDirPath(), ignored);
+  }
+};
+::testing::Environment* const kRemoveTempDir =
+    ::testing::AddGlobalTestEnvironment(new RemoveTempDir);
 
 TEST(Cli, EverySubcommandHasHelp) {
   for (const char* command : {"replay", "compare", "plan", "run", "demo"}) {
