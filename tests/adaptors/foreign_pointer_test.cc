@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -70,9 +71,13 @@ struct StatisticsFactory {
 struct TracingFactory {
   static std::shared_ptr<Allocator> Make() {
     static int next_id = 0;
-    return OverArena<TracingAllocator>(::testing::TempDir() + "foreign_pointer." +
-                                       std::to_string(getpid()) + "." +
-                                       std::to_string(next_id++) + ".csv");
+    const std::string path = ::testing::TempDir() + "foreign_pointer." +
+                             std::to_string(getpid()) + "." + std::to_string(next_id++) + ".csv";
+    std::shared_ptr<Allocator> traced = OverArena<TracingAllocator>(path);
+    // These tests read no trace: the open file is unlinked at once, so no run leaves it in
+    // /tmp (each left five, the death test's child one of them).
+    std::remove(path.c_str());
+    return traced;
   }
 };
 

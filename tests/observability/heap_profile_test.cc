@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -80,6 +81,7 @@ TEST(HeapProfile, WritesTheHeapProfileTextFormat) {
   rest << in.rdbuf();
   EXPECT_NE(rest.str().find("\nMAPPED_LIBRARIES:\n"), std::string::npos);
   FreeAll(live);
+  std::remove(expanded.c_str());  // one file per process id: runs would pile them up
   memarena::SetHeapSampleInterval(0);
   EXPECT_THROW(memarena::WriteHeapProfile(path), std::runtime_error);
 }
