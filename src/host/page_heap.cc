@@ -571,7 +571,8 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
   } else {
-    span->fresh_pages = span->zero_pages = true;  // returned or never committed: all zero
+    span->fresh_pages = true;  // returned or never committed: zero unless a decommit failed
+    span->zero_pages = !decommit_failed_;
   }
   *fresh = true;
   CountNew(span, requested);
@@ -779,7 +780,7 @@ std::size_t PageHeap::Decommit(Span* span) noexcept {
   if (std::exchange(span->huge_advised, false)) {
     platform::AdviseHugePages(span->Start(), bytes, false);
   }
-  platform::DecommitPages(span->Start(), bytes);
+  if (!platform::DecommitPages(span->Start(), bytes)) decommit_failed_ = true;
   ++num_releases_;
   held_.fetch_sub(bytes, std::memory_order_relaxed);
   span->state = SpanState::kReturned;

@@ -258,6 +258,9 @@ class PageHeap {
   std::size_t num_spare_records_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::size_t free_bytes_[kStates] MEMARENA_GUARDED_BY(lock_) = {};
   std::size_t in_use_bytes_ MEMARENA_GUARDED_BY(lock_) = 0;
+  // Some decommit left its pages as they were (platform::DecommitPages: locked memory), so a
+  // returned span may hold old bytes: no span is marked zero_pages from then on.
+  bool decommit_failed_ MEMARENA_GUARDED_BY(lock_) = false;
   std::size_t reserved_bytes_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::uint64_t num_reserves_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::uint64_t num_releases_ MEMARENA_GUARDED_BY(lock_) = 0;

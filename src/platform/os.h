@@ -28,8 +28,9 @@ void* MapPagesAt(void* addr, std::size_t size) noexcept;
 void UnmapPages(void* ptr, std::size_t size) noexcept;
 
 // Drops the physical pages behind a mapped range (MADV_DONTNEED): RSS falls at once,
-// the range stays mapped and reads back as zeros when touched again.
-void DecommitPages(void* ptr, std::size_t size) noexcept;
+// the range stays mapped and reads back as zeros when touched again. False when the kernel
+// kept them (locked pages, as under mlockall: EINVAL); they then keep their old bytes.
+bool DecommitPages(void* ptr, std::size_t size) noexcept;
 
 // The size of a transparent huge page (the PMD size: 2 MiB on x86-64) when the kernel backs
 // memory with them on request (THP mode "madvise" or "always"); 0 when it never does (mode

@@ -95,8 +95,8 @@ void UnmapPages(void* ptr, std::size_t size) noexcept {
   if (ptr != nullptr && size != 0) munmap(ptr, size);
 }
 
-void DecommitPages(void* ptr, std::size_t size) noexcept {
-  if (ptr != nullptr && size != 0) madvise(ptr, size, MADV_DONTNEED);
+bool DecommitPages(void* ptr, std::size_t size) noexcept {
+  return ptr == nullptr || size == 0 || madvise(ptr, size, MADV_DONTNEED) == 0;
 }
 
 void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept {

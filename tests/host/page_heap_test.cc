@@ -3,6 +3,7 @@
 #include "host/page_heap.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <bit>
 #include <cstring>
@@ -525,6 +526,30 @@ TEST_F(PageHeapTest, APrefaultFaultsInTheWholePagesOfAFreshSpanOnly) {
   EXPECT_TRUE(c->fresh_pages) << "a call with no whole page to write keeps the mark";
   heap_.Delete(c);
   ExpectAllReturnedAfterRelease();
+}
+
+// Locked pages (mlock, mlockall) survive MADV_DONTNEED: a span "returned" from them still
+// holds its old bytes, so calloc must fill it (zero_pages stays false from then on).
+TEST_F(PageHeapTest, AFailedDecommitLeavesNoSpanMarkedZero) {
+  Span* a = New(4);
+  ASSERT_NE(a, nullptr);
+  char* const start = a->Start();
+  std::memset(start, 0x5a, 4 * kPageSize);
+  if (mlock(start, 4 * kPageSize) != 0) GTEST_SKIP() << "mlock refused (RLIMIT_MEMLOCK)";
+  heap_.Delete(a);
+  heap_.ReleaseFree();  // MADV_DONTNEED refuses locked pages
+  Span* b = New(4);
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(b->Start(), start) << "the returned span was not reused";
+  EXPECT_EQ(start[0], 0x5a) << "the kernel dropped locked pages: the premise does not hold";
+  EXPECT_FALSE(b->zero_pages);
+  munlock(start, 4 * kPageSize);
+  heap_.Delete(b);
+  heap_.ReleaseFree();
+  Span* c = New(4);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->zero_pages) << "one failure is enough to stop trusting returned pages";
+  heap_.Delete(c);
 }
 
 // Committing pages here while a committed free span could take the whole block would
