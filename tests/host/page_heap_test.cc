@@ -541,7 +541,11 @@ TEST_F(PageHeapTest, AFailedDecommitLeavesNoSpanMarkedZero) {
   Span* b = New(4);
   ASSERT_NE(b, nullptr);
   ASSERT_EQ(b->Start(), start) << "the returned span was not reused";
-  EXPECT_EQ(start[0], 0x5a) << "the kernel dropped locked pages: the premise does not hold";
+  if (start[0] != 0x5a) {  // ASAN's mlock interceptor locks nothing: the pages were dropped
+    munlock(start, 4 * kPageSize);
+    heap_.Delete(b);
+    GTEST_SKIP() << "mlock did not lock the pages (sanitizer builds make it a no-op)";
+  }
   EXPECT_FALSE(b->zero_pages);
   munlock(start, 4 * kPageSize);
   heap_.Delete(b);
