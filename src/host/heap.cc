@@ -719,6 +719,13 @@ bool IsLiveLargeStart(const void* ptr, const Span* span) noexcept {
          span->Start() == ptr && span->sample_entry != kSpareSampledSpan;
 }
 
+// The span of the live large block that starts at `ptr`; nullptr for any other pointer
+// (null, a class object, inside a block, freed, a kept spare sampled span, not the heap's).
+Span* LiveLargeSpan(const void* ptr) noexcept {
+  Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));  // page 0 has no leaf: nullptr
+  return IsLiveLargeStart(ptr, span) ? span : nullptr;
+}
+
 void FreeLarge(void* ptr) noexcept {
   Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
   if (!IsLiveLargeStart(ptr, span)) [[unlikely]] {
@@ -977,8 +984,8 @@ MEMARENA_FAST_PATH_ALIGNED void FreeSized(void* ptr, std::size_t bytes) noexcept
 }
 
 void FreeMoved(void* ptr, std::size_t usable) noexcept {
+  if (usable < kMovedUncachedSize || usable > kMaxSmallSize) return Free(ptr);  // a jump
   Free(ptr);
-  if (usable < kMovedUncachedSize || usable > kMaxSmallSize) return;
   ThreadCache* tc = OwnCache();
   if (tc == nullptr) return;
   // Free pushed the block on its list unless the push overflowed (a batch went back, maybe
@@ -990,9 +997,9 @@ void FreeMoved(void* ptr, std::size_t usable) noexcept {
 MEMARENA_FAST_PATH_ALIGNED void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }
 
 bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
-  Span* span = ptr != nullptr ? g_pagemap.Get(Pagemap::PageOf(ptr)) : nullptr;
+  Span* span = LiveLargeSpan(ptr);
   // A sampled block keeps the size its sample recorded: it moves.
-  if (!IsLiveLargeStart(ptr, span) || span->sample_entry != 0) return false;
+  if (span == nullptr || span->sample_entry != 0) return false;
   if (bytes <= span->Bytes()) return true;
   if (bytes > (std::size_t{1} << Pagemap::kAddressBits)) return false;
   const std::size_t pages = (bytes + kPageSize - 1) >> kPageShift;
@@ -1012,14 +1019,13 @@ bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
 }
 
 void PrefaultForWrite(void* ptr, std::size_t bytes) noexcept {
-  Span* span = ptr != nullptr ? g_pagemap.Get(Pagemap::PageOf(ptr)) : nullptr;
-  if (IsLiveLargeStart(ptr, span)) g_page_heap.PrefaultForWrite(span, bytes);
+  if (Span* span = LiveLargeSpan(ptr)) g_page_heap.PrefaultForWrite(span, bytes);
 }
 
 void ZeroNew(void* ptr, std::size_t bytes) noexcept {
   if (bytes > kMaxClassRequest) {  // else a class object, which never comes fresh
-    Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
-    if (IsLiveLargeStart(ptr, span) && std::exchange(span->zero_pages, false)) return;
+    Span* span = LiveLargeSpan(ptr);
+    if (span != nullptr && std::exchange(span->zero_pages, false)) return;
   }
   std::memset(ptr, 0, bytes);
 }
@@ -1032,8 +1038,8 @@ std::size_t UsableSize(const void* ptr) noexcept {
     const bool live = MayFree(ptr, entry, page.freed_mark);
     return live ? kSizes[cls] : 0;
   }
-  const Span* span = g_pagemap.Get(Pagemap::PageOf(ptr));
-  return IsLiveLargeStart(ptr, span) ? span->Bytes() : 0;
+  const Span* span = LiveLargeSpan(ptr);
+  return span != nullptr ? span->Bytes() : 0;
 }
 
 void ReportInvalidPointer(const void* ptr, const char* operation) noexcept {
