@@ -587,8 +587,10 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
       }
     }
     if (got == 0) {
-      got = g_central.Remove(cls, static_cast<int>(want), &head, &tail, failure,
-                             CarveEnd::kLinePair, tc);
+      // A class whose borrows ran to the bound takes one object of its own, not a batch:
+      // lenders served it so far and may serve it again.
+      const int carve = tc->borrow_streak[cls] >= kMaxBorrowStreak ? 1 : static_cast<int>(want);
+      got = g_central.Remove(cls, carve, &head, &tail, failure, CarveEnd::kLinePair, tc);
       tc->borrow_streak[cls] = 0;
     }
     if (got == 0) return nullptr;
