@@ -552,7 +552,9 @@ void* BorrowFromCentral(ThreadCache* tc, std::size_t cls) noexcept {
   return nullptr;
 }
 
-void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
+// `may_borrow`: the request takes any object of 16-byte alignment (a larger class's object
+// need not meet a larger alignment that `cls` was chosen for).
+void* AllocateSmall(std::size_t cls, bool may_borrow, Failure* failure) noexcept {
   ThreadCache* tc = CurrentCache();
   if (tc == nullptr) return AllocateUncached(cls, failure);  // exiting, or no memory
   ThreadCache::List& list = tc->lists[cls];
@@ -571,7 +573,7 @@ void* AllocateSmall(std::size_t cls, Failure* failure) noexcept {
     // batch, which the transfer cache serves, sooner (cut to the exact count, prodcons
     // peaked 1 MiB higher while batches waited there and new spans were carved).
     int got = 0;
-    if (kSizes[cls] >= kBorrowMinSize && tc->borrow_streak[cls] < kMaxBorrowStreak) {
+    if (may_borrow && kSizes[cls] >= kBorrowMinSize && tc->borrow_streak[cls] < kMaxBorrowStreak) {
       if (g_central.MayHaveFreed(cls)) {
         got = g_central.RemoveFreed(cls, static_cast<int>(want), &head, &tail);
       }
@@ -639,7 +641,8 @@ void* AllocateOnce(std::size_t bytes, std::size_t alignment, Failure* failure) n
       cls = ClassForAligned(bytes, alignment);
     }
   }
-  return cls != 0 ? AllocateSmall(cls, failure) : AllocateLarge(bytes, alignment, failure);
+  return cls != 0 ? AllocateSmall(cls, alignment <= kMinAlign, failure)
+                  : AllocateLarge(bytes, alignment, failure);
 }
 
 // Ceiling pressure: give back what this thread caches, ask the others to do the same, and

@@ -516,6 +516,33 @@ TEST(HostBorrow, AClassWithNoFreedObjectTakesAFreedOneOfTheClassAbove) {
   ExpectHeapConsistent();
 }
 
+// A request with an alignment above 16 B never borrows: a larger class's object need not
+// meet it. The same request without one does, in the same state.
+TEST(HostBorrow, AnAlignedRequestTakesAnObjectOfItsOwnClass) {
+  const std::size_t interval = sampler::MeanInterval();
+  sampler::SetMeanInterval(0);
+  ReleaseUnused();
+  const std::size_t cls = ClassFor(40 << 10);
+  ASSERT_EQ(ClassSize(cls + 1), std::size_t{44} << 10);
+  ASSERT_EQ(ClassForAligned((36 << 10) + 1, 32), cls);
+  std::thread worker([&] {
+    std::vector<void*> lent;
+    for (int i = 0; i < 8; ++i) lent.push_back(Allocate(ClassSize(cls + 1), 0));
+    for (std::size_t i = 1; i < lent.size(); i += 2) Free(lent[i]);  // spans stay in use
+    void* borrowed = Allocate((36 << 10) + 1, 0);
+    EXPECT_EQ(UsableSize(borrowed), ClassSize(cls + 1)) << "the setup lets the class borrow";
+    void* aligned = Allocate((36 << 10) + 1, 32);
+    EXPECT_EQ(UsableSize(aligned), ClassSize(cls));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 32, 0u);
+    Free(aligned);
+    Free(borrowed);
+    for (std::size_t i = 0; i < lent.size(); i += 2) Free(lent[i]);
+  });
+  worker.join();
+  sampler::SetMeanInterval(interval);
+  ExpectHeapConsistent();
+}
+
 TEST(HostThreads, AnExitLeavesNothingCachedAndEveryCountExact) {
   ExpectAnExitLeavesNothingCached(HostConfig{}.thread_cache_bytes);
 }
