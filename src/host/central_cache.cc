@@ -63,6 +63,12 @@ bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcep
   return false;
 }
 
+// Objects of `span` never carved: [bump, bump_end) and the skipped rest.
+std::size_t UncarvedObjects(const Span& span, std::size_t size) noexcept {
+  return static_cast<std::size_t>(span.bump_end - span.bump) / size +
+         static_cast<std::size_t>(span.skipped_end - span.skipped) / size;
+}
+
 bool MidLinePair(const char* at) noexcept {
   return reinterpret_cast<std::uintptr_t>(at) % CentralCache::kCarveAlignBytes != 0;
 }
@@ -111,10 +117,12 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
   if (static_cast<std::uint32_t>(count) == info.batch && list.num_batches != 0) {
     const Batch& batch = list.batches[--list.num_batches];
     list.free_objects -= info.batch;
+    AddFreed(list, -static_cast<std::ptrdiff_t>(info.batch));
     *head = batch.head;
     *tail = batch.tail;
     return count;
   }
+  int reused = 0;  // objects taken from spans' free lists (the rest were carved)
   while (chain.taken < count) {
     Span* span = list.spans.Head();
     if (span == nullptr) {
@@ -134,6 +142,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       span->free_objects = NextOf(object);
       chain.Append(object);
       ++span->allocated;
+      ++reused;
     }
     Carve(*span, info.size, carver, count, carve_end == CarveEnd::kLinePair, chain);
     if (span->free_objects == nullptr && span->bump == span->bump_end &&
@@ -143,6 +152,50 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
     }
   }
   list.free_objects -= static_cast<std::size_t>(chain.taken);
+  AddFreed(list, -reused);
+  if (chain.last != nullptr) NextOf(chain.last) = nullptr;
+  *head = chain.first;
+  *tail = chain.last;
+  return chain.taken;
+}
+
+int CentralCache::RemoveFreed(std::size_t cls, int count, void** head, void** tail) noexcept {
+  const SizeClassInfo& info = ClassInfo(cls);
+  ClassList& list = lists_[cls];
+  Chain chain;
+  SpinLockHolder hold(list.lock);
+  if (list.num_batches != 0) {
+    // A whole batch when that is what is asked; else the batch goes back to its spans,
+    // whose free lists the walk below takes from.
+    const Batch batch = list.batches[--list.num_batches];
+    list.free_objects -= info.batch;
+    AddFreed(list, -static_cast<std::ptrdiff_t>(info.batch));
+    if (static_cast<std::uint32_t>(count) == info.batch) {
+      *head = batch.head;
+      *tail = batch.tail;
+      return count;
+    }
+    InsertObjects(list, cls, batch.head, static_cast<int>(info.batch));
+  }
+  Span* span = list.spans.Head();
+  for (int walked = 0; span != nullptr && walked < kFreedWalk && chain.taken < count;
+       ++walked) {
+    Span* next = span->next;
+    while (chain.taken < count && span->free_objects != nullptr) {
+      void* object = span->free_objects;
+      span->free_objects = NextOf(object);
+      chain.Append(object);
+      ++span->allocated;
+    }
+    if (span->free_objects == nullptr && span->bump == span->bump_end &&
+        span->skipped == span->skipped_end) {
+      list.spans.Remove(span);
+      span->in_central_list = false;
+    }
+    span = next;
+  }
+  list.free_objects -= static_cast<std::size_t>(chain.taken);
+  AddFreed(list, -chain.taken);
   if (chain.last != nullptr) NextOf(chain.last) = nullptr;
   *head = chain.first;
   *tail = chain.last;
@@ -163,6 +216,7 @@ void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
       list.num_batches < BatchSlots(cls)) {
     list.batches[list.num_batches++] = Batch{head, tail};
     list.free_objects += static_cast<std::size_t>(count);
+    AddFreed(list, count);
     return;
   }
   InsertObjects(list, cls, head, count);
@@ -176,14 +230,22 @@ void CentralCache::Drain() noexcept {
     while (list.num_batches != 0) {
       const Batch batch = list.batches[--list.num_batches];
       list.free_objects -= static_cast<std::size_t>(count);
+      AddFreed(list, -count);
       InsertObjects(list, cls, batch.head, count);
     }
   }
 }
 
+void CentralCache::AddFreed(ClassList& list, std::ptrdiff_t delta) noexcept {
+  list.freed.store(list.freed.load(std::memory_order_relaxed) + static_cast<std::size_t>(delta),
+                   std::memory_order_relaxed);
+}
+
 void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
                                  int count) noexcept {
   const std::size_t objects_per_span = ClassInfo(cls).objects;
+  const std::size_t size = ClassInfo(cls).size;
+  std::ptrdiff_t freed = 0;
   for (int i = 0; i < count; ++i) {
     void* object = head;
     head = NextOf(object);
@@ -195,6 +257,7 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
     NextOf(object) = span->free_objects;
     span->free_objects = object;
     ++list.free_objects;
+    ++freed;
     if (!span->in_central_list) {
       list.spans.Push(span);
       span->in_central_list = true;
@@ -203,9 +266,11 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
       list.spans.Remove(span);
       span->in_central_list = false;
       list.free_objects -= objects_per_span;
+      freed -= static_cast<std::ptrdiff_t>(objects_per_span - UncarvedObjects(*span, size));
       Heap().Delete(span);
     }
   }
+  AddFreed(list, freed);
 }
 
 std::size_t CentralCache::FreeObjects(std::size_t cls) const noexcept {
@@ -224,7 +289,8 @@ const char* CentralCache::CheckInvariants() const noexcept {
 
 const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
-  std::size_t free_in_list = list.num_batches * info.batch;
+  std::size_t freed = list.num_batches * info.batch;
+  std::size_t free_in_list = freed;
   for (const Span* span = list.spans.Head(); span != nullptr; span = span->next) {
     if (span->state != SpanState::kInUse || span->size_class != cls || !span->in_central_list) {
       return "a span on a central list is not an in-use span of the list's class";
@@ -234,8 +300,8 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
          object = NextOf(object)) {
       ++free;
     }
-    free += static_cast<std::size_t>(span->bump_end - span->bump) / info.size +
-            static_cast<std::size_t>(span->skipped_end - span->skipped) / info.size;
+    freed += free;
+    free += UncarvedObjects(*span, info.size);
     if (free == 0) return "a central list holds a span with no free object";
     if (span->allocated + free != info.objects) {
       return "a small span's allocated plus free objects differ from its object count";
@@ -244,6 +310,9 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
   }
   if (free_in_list != list.free_objects) {
     return "a central list's free-object count differs from its spans and batches";
+  }
+  if (freed != list.freed.load(std::memory_order_relaxed)) {
+    return "a central list's freed-object count differs from its spans' free lists and batches";
   }
   return nullptr;
 }

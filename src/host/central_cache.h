@@ -5,6 +5,7 @@
 // thread and allocated on another then moves in O(1), without touching span metadata.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -64,6 +65,18 @@ class CentralCache {
   int Remove(std::size_t cls, int count, void** head, void** tail, Failure* failure,
              CarveEnd carve_end = CarveEnd::kExact, const void* carver = nullptr) noexcept;
 
+  // Takes up to `count` objects of class `cls` that were handed out before and came back:
+  // from the transfer cache and the free lists of the first kFreedWalk spans, never carved
+  // and never from a new span, so no page the program never wrote is handed out. Returns
+  // how many (0: none), linked as Remove's.
+  int RemoveFreed(std::size_t cls, int count, void** head, void** tail) noexcept;
+
+  // Whether class `cls` holds objects that came back (RemoveFreed's supply), read without
+  // the lock: a hint, exact only while no other thread moves objects of the class.
+  bool MayHaveFreed(std::size_t cls) const noexcept {
+    return lists_[cls].freed.load(std::memory_order_relaxed) != 0;
+  }
+
   // Gives back `count` objects of class `cls` linked through their first word from
   // `head` to `tail` (whose link is nullptr). A whole batch goes where `batch_to` says;
   // BatchTo::kSpans costs a page-map lookup per object.
@@ -89,6 +102,9 @@ class CentralCache {
 
  private:
   static constexpr std::size_t kMaxBatches = 16;
+  // Spans RemoveFreed looks at: a class's spans with a free object sit at its list's head
+  // (InsertObjects pushes a span there when its first object comes back).
+  static constexpr int kFreedWalk = 8;
   // Bytes one class's transfer cache may pin; big classes keep fewer batches (or none).
   static constexpr std::size_t kTransferBytes = std::size_t{128} << 10;
 
@@ -96,15 +112,17 @@ class CentralCache {
     void* head;
     void* tail;
   };
-  // Invariant (CheckInvariants):
-  //   free_objects == num_batches * ClassInfo(cls).batch
-  //                   + sum over spans of length(free_objects) + (bump_end - bump) / size
-  //                                       + (skipped_end - skipped) / size
+  // Invariants (CheckInvariants):
+  //   freed == num_batches * ClassInfo(cls).batch + sum over spans of length(free_objects)
+  //   free_objects == freed + sum over spans of (bump_end - bump) / size
+  //                                             + (skipped_end - skipped) / size
   struct alignas(64) ClassList {  // cache-line aligned: classes do not contend
     mutable SpinLock lock;
     // Spans of this class with a free or never-used object.
     SpanList spans MEMARENA_GUARDED_BY(lock);
     std::size_t free_objects MEMARENA_GUARDED_BY(lock) = 0;
+    // Written under the lock; MayHaveFreed reads it without.
+    std::atomic<std::size_t> freed{0};
     std::size_t num_batches MEMARENA_GUARDED_BY(lock) = 0;
     Batch batches[kMaxBatches] MEMARENA_GUARDED_BY(lock) = {};
   };
@@ -112,6 +130,7 @@ class CentralCache {
   static std::size_t BatchSlots(std::size_t cls) noexcept;
   static const char* CheckClass(const ClassList& list, std::size_t cls) noexcept
       MEMARENA_REQUIRES(list.lock);
+  static void AddFreed(ClassList& list, std::ptrdiff_t delta) noexcept MEMARENA_REQUIRES(list.lock);
   void InsertObjects(ClassList& list, std::size_t cls, void* head, int count) noexcept
       MEMARENA_REQUIRES(list.lock);
 

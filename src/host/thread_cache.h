@@ -79,6 +79,9 @@ struct alignas(64) ThreadCache {
   // often it overflowed since its bound last changed (heap.cc GrowOnUse, FreeOverflow).
   std::uint8_t list_events[kNumClasses + 1] = {};
   std::uint8_t overages[kNumClasses + 1] = {};
+  // Per class, objects of larger classes borrowed since the class last carved its own
+  // (heap.cc BorrowOrSlow, kMaxBorrowStreak).
+  std::uint8_t borrow_streak[kNumClasses + 1] = {};
   // Bit cls (word cls / 64): classes whose list this thread ever refilled or bounded above
   // 0. Only they can hold objects or counts, so a flush and the thread's exit visit these
   // instead of every class: an exit then costs what the thread used (issue 12: larson's

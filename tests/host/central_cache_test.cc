@@ -57,6 +57,49 @@ TEST_F(CentralCacheTest, RemoveCarvesDistinctObjectsOfTheClassFromOneSpan) {
   EXPECT_EQ(heap_.CheckInvariants(), nullptr);
 }
 
+// RemoveFreed (borrowing's supply, heap.h kBorrowMinSize) hands out only objects that came
+// back: never a carved one, never a new span's; MayHaveFreed tells whether there are any.
+TEST_F(CentralCacheTest, RemoveFreedTakesOnlyObjectsThatCameBack) {
+  const std::size_t cls = ClassFor(8 << 10);
+  const int batch = static_cast<int>(ClassInfo(cls).batch);
+  void* head = nullptr;
+  void* tail = nullptr;
+  EXPECT_FALSE(central_.MayHaveFreed(cls));
+  EXPECT_EQ(central_.RemoveFreed(cls, 1, &head, &tail), 0) << "nothing came back yet";
+  EXPECT_EQ(heap_.Stats().in_use, 0u) << "no span made for it";
+  Failure failure = Failure::kNone;
+  std::vector<void*> objects;
+  for (int i = 0; i < 2 * batch + 1; ++i) {
+    ASSERT_EQ(central_.Remove(cls, 1, &head, &tail, &failure), 1);
+    objects.push_back(head);
+  }
+  EXPECT_EQ(central_.RemoveFreed(cls, 1, &head, &tail), 0) << "carved objects are not freed ones";
+  // One object back to its span, a whole batch to the transfer cache.
+  central_.Insert(cls, objects[0], objects[0], 1);
+  for (int i = 1; i < batch; ++i) *static_cast<void**>(objects[i]) = objects[i + 1];
+  *static_cast<void**>(objects[batch]) = nullptr;
+  central_.Insert(cls, objects[1], objects[batch], batch);
+  EXPECT_TRUE(central_.MayHaveFreed(cls));
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
+  // Fewer than a batch: the batch goes back to its spans, and the walk takes from them.
+  std::set<void*> back(objects.begin(), objects.begin() + batch + 1);
+  std::set<void*> taken;
+  while (central_.MayHaveFreed(cls)) {
+    const int got = central_.RemoveFreed(cls, 2, &head, &tail);
+    ASSERT_GT(got, 0);
+    EXPECT_LE(got, 2);
+    EXPECT_EQ(Length(head), got);
+    for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) taken.insert(p);
+    EXPECT_EQ(central_.CheckInvariants(), nullptr);
+  }
+  EXPECT_EQ(taken, back) << "every object that came back, and only those";
+  EXPECT_EQ(central_.RemoveFreed(cls, 1, &head, &tail), 0);
+  for (void* p : objects) central_.Insert(cls, p, p, 1);
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
+  EXPECT_FALSE(central_.MayHaveFreed(cls)) << "the spans went back with their freed objects";
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
+}
+
 TEST_F(CentralCacheTest, WholeBatchesPassThroughTheTransferCacheUntouched) {
   const int batch = static_cast<int>(ClassInfo(kClass).batch);
   void* head = nullptr;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "host/heap.h"
+#include "host/heap_sampler.h"
 #include "host/host_api.h"
 #include "host/huge_fault_watch.h"
 #include "host/page_heap.h"
@@ -458,6 +459,87 @@ void ExpectAnExitLeavesNothingCached(std::size_t thread_cache_bytes) {
   EXPECT_EQ(before[r].bytes_in_use - after[r].bytes_in_use, kBlocks * ClassSize(r + 1));
   for (void* p : kept) Free(p);
   ApplyConfig(HostConfig{});
+  ExpectHeapConsistent();
+}
+
+// Borrowing (heap.h kBorrowMinSize): with free 48 KiB objects (on this thread's list and in
+// the central list) and no freed 44 KiB object anywhere, a 44 KiB request takes a 48 KiB
+// object instead of carving a new one (no new span: held does not move), counted as a 48 KiB
+// allocation. After kMaxBorrowStreak borrows in a row the 44 KiB class carves its own.
+TEST(HostBorrow, AClassWithNoFreedObjectTakesAFreedOneOfTheClassAbove) {
+  // A sampled allocation takes a span of its own, neither borrowed nor carved.
+  const std::size_t interval = sampler::MeanInterval();
+  sampler::SetMeanInterval(0);
+  ReleaseUnused();
+  const std::size_t cls = ClassFor(44 << 10);
+  const std::size_t lender = cls + 1;
+  ASSERT_EQ(ClassSize(lender), std::size_t{48} << 10);
+  std::thread worker([&] {
+    const std::size_t borrows = kMaxBorrowStreak;
+    // Every other one stays live: a span whose objects all came back would go back to the
+    // page heap, and its objects with it.
+    std::vector<void*> kept;
+    std::vector<void*> lent;
+    for (std::size_t i = 0; i < 2 * (borrows + 8); ++i) {
+      lent.push_back(Allocate(ClassSize(lender), 0));
+    }
+    for (std::size_t i = 0; i < lent.size(); ++i) {
+      if (i % 2 == 0) {
+        kept.push_back(lent[i]);
+      } else {
+        Free(lent[i]);
+      }
+    }
+    const auto before = ClassCounters();
+    const std::size_t held_before = Stats().bytes_held;
+    std::vector<void*> blocks;
+    for (std::size_t i = 0; i < borrows; ++i) {
+      blocks.push_back(Allocate(40 << 10 | 1, 0));
+      EXPECT_EQ(UsableSize(blocks.back()), ClassSize(lender)) << "allocation " << i;
+    }
+    EXPECT_EQ(Stats().bytes_held, held_before) << "borrowing takes no new span";
+    const auto during = ClassCounters();
+    EXPECT_EQ(during[lender - 1].num_allocs - before[lender - 1].num_allocs, borrows);
+    EXPECT_EQ(during[cls - 1].num_allocs, before[cls - 1].num_allocs);
+    // The streak is spent: the next one is the class's own, though lenders are left.
+    void* own = Allocate(40 << 10 | 1, 0);
+    EXPECT_EQ(UsableSize(own), ClassSize(cls));
+    blocks.push_back(own);
+    for (void* p : blocks) Free(p);
+    const auto after = ClassCounters();
+    EXPECT_EQ(after[lender - 1].bytes_in_use, before[lender - 1].bytes_in_use)
+        << "the borrowed objects went back to their own class";
+    for (void* p : kept) Free(p);
+  });
+  worker.join();
+  sampler::SetMeanInterval(interval);
+  ExpectHeapConsistent();
+}
+
+// A request with an alignment above 16 B never borrows: a larger class's object need not
+// meet it. The same request without one does, in the same state.
+TEST(HostBorrow, AnAlignedRequestTakesAnObjectOfItsOwnClass) {
+  const std::size_t interval = sampler::MeanInterval();
+  sampler::SetMeanInterval(0);
+  ReleaseUnused();
+  const std::size_t cls = ClassFor(40 << 10);
+  ASSERT_EQ(ClassSize(cls + 1), std::size_t{44} << 10);
+  ASSERT_EQ(ClassForAligned((36 << 10) + 1, 32), cls);
+  std::thread worker([&] {
+    std::vector<void*> lent;
+    for (int i = 0; i < 8; ++i) lent.push_back(Allocate(ClassSize(cls + 1), 0));
+    for (std::size_t i = 1; i < lent.size(); i += 2) Free(lent[i]);  // spans stay in use
+    void* borrowed = Allocate((36 << 10) + 1, 0);
+    EXPECT_EQ(UsableSize(borrowed), ClassSize(cls + 1)) << "the setup lets the class borrow";
+    void* aligned = Allocate((36 << 10) + 1, 32);
+    EXPECT_EQ(UsableSize(aligned), ClassSize(cls));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 32, 0u);
+    Free(aligned);
+    Free(borrowed);
+    for (std::size_t i = 0; i < lent.size(); i += 2) Free(lent[i]);
+  });
+  worker.join();
+  sampler::SetMeanInterval(interval);
   ExpectHeapConsistent();
 }
 

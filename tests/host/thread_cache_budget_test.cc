@@ -7,6 +7,7 @@
 // the pool.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -135,14 +136,16 @@ TEST(ThreadCacheBudget, AnotherThreadGetsOnlyWhatThePoolHasLeft) {
 TEST(ThreadCacheBudget, IdleListsShrinkByTheirLowWaterMark) {
   ExpectPoolWhole();
   std::thread worker([] {
-    const std::size_t idle_cls = ClassFor(48 << 10);
+    // 64 KiB: no class that UseManyClasses allocates (up to 32 KiB) borrows from it
+    // (kBorrowClasses), so nothing takes from the list.
+    const std::size_t idle_cls = ClassFor(64 << 10);
     std::vector<void*> blocks;
-    for (int i = 0; i < 32; ++i) blocks.push_back(Allocate(48 << 10, 0));
+    for (int i = 0; i < 32; ++i) blocks.push_back(Allocate(64 << 10, 0));
     for (void* p : blocks) Free(p);
     const std::size_t idle_before = CallingThreadCachedObjects(idle_cls);
     ASSERT_GE(idle_before, 8u);
     // The scavenge runs every 64 MiB the thread allocates (UseManyClasses allocates about
-    // 1 GiB), and the 48 KiB list, never used since, stays above its low-water mark and
+    // 1 GiB), and the 64 KiB list, never used since, stays above its low-water mark and
     // gives back half each time.
     UseManyClasses();
     EXPECT_LE(CallingThreadCachedObjects(idle_cls) * 4, idle_before);
@@ -199,6 +202,18 @@ TEST(ThreadCacheBudget, AllocationsThatMayFailCountOnTheScavengeClock) {
   ExpectPoolWhole();
 }
 
+// Whether an allocation of `cls` now takes an object this thread caches: one of its class, or
+// one it may borrow from the classes above (kBorrowClasses), also without the central lists.
+bool ServedFromThisThreadsLists(std::size_t cls) {
+  if (CallingThreadCachedObjects(cls) != 0) return true;
+  if (ClassSize(cls) < kBorrowMinSize) return false;
+  for (std::size_t lender = cls + 1; lender <= std::min(cls + kBorrowClasses, kNumClasses);
+       ++lender) {
+    if (CallingThreadCachedObjects(lender) != 0) return true;
+  }
+  return false;
+}
+
 // The testsuite workload's shape: each round (a test case) uses about a third of the
 // classes up to kMaxClassRequest (requests above it are page runs, which no list caches),
 // one or two blocks each, and frees everything at its end. Counted on
@@ -225,7 +240,7 @@ TEST(ThreadCacheBudget, ClassesUsedOnceInAFewRoundsStayCached) {
         for (int i = 0; i < blocks; ++i) {
           if (round >= kWarmUpRounds) {
             ++counted;
-            if (CallingThreadCachedObjects(cls) != 0) ++hits;
+            if (ServedFromThisThreadsLists(cls)) ++hits;
           }
           live.push_back(Allocate(ClassSize(cls), 0));
         }
