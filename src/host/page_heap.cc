@@ -311,6 +311,26 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   return span;
 }
 
+namespace {
+
+// Maps a reservation of `bytes` on a kReservationAlignment boundary (or on `alignment`,
+// when that is larger or the aligned mapping fails). Why: the kernel places a reservation
+// right below the mapping before it, often a metadata chunk; a 256 MiB reservation there
+// left every heap line 256 MiB below a metadata line (the thread cache's lists, say), with
+// the same address bits 12-27. AMD's L1 way predictor tags a line by a hash of those bits,
+// so the two lines evict each other's prediction on every access: a malloc/free pair of
+// 16 B in the heap's first line took 33-39 ns against 6.5 one line further (family-25
+// EPYC). On a 256 MiB boundary the metadata's offset in the heap is its own address modulo
+// 256 MiB, which the kernel's randomization moves away from the heap's first lines.
+void* MapReservation(std::size_t bytes, std::size_t alignment) noexcept {
+  if (alignment < PageHeap::kReservationAlignment) {
+    if (void* memory = platform::MapPages(bytes, PageHeap::kReservationAlignment)) return memory;
+  }
+  return platform::MapPages(bytes, alignment);
+}
+
+}  // namespace
+
 // Reserves `pages` pages (at least grow_bytes) starting on a multiple of `align_pages`
 // pages: the OS aligns the reservation, so a huge alignment costs address space only, not
 // a reservation of the alignment's size. Only the new span's ends are written to the
@@ -324,10 +344,10 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
   std::size_t bytes = pages << kPageShift;
   if (bytes < grow_bytes_) bytes = grow_bytes_;
   const std::size_t alignment = align_pages << kPageShift;
-  void* memory = platform::MapPages(bytes, alignment);
+  void* memory = MapReservation(bytes, alignment);
   if (memory == nullptr && bytes > (pages << kPageShift)) {
     bytes = pages << kPageShift;
-    memory = platform::MapPages(bytes, alignment);
+    memory = MapReservation(bytes, alignment);
   }
   if (memory == nullptr) return false;
   // No huge pages but where the heap asks for them (TakeHugeInterior, CommitHugePage): under

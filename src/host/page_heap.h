@@ -46,6 +46,8 @@ class PageHeap {
  public:
   static constexpr std::size_t kMaxPages = 128;  // exact-size free lists up to 1 MiB
   static constexpr std::size_t kDefaultGrowBytes = std::size_t{256} << 20;
+  // Where reservations start (page_heap.cc MapReservation): address space only.
+  static constexpr std::size_t kReservationAlignment = std::size_t{256} << 20;
   // Without a ceiling, committed free spans beyond kMinKeptFree + (recent peak of in-use
   // span bytes - in use now) are returned to the OS, smallest first, checked once every
   // kScavengeInterval frees of a span (amortized; never on the thread-cache fast path).

@@ -64,6 +64,25 @@ TEST_F(PageHeapTest, NewSplitsAReservationAndCountsOnlyCommittedPagesAsHeld) {
   ExpectConsistent();
 }
 
+// Every reservation starts on a kReservationAlignment boundary, even right after another
+// mapping (MapReservation: a heap line with the same address bits 12-27 as a metadata line
+// shares its AMD L1 way-predictor tag, and the two thrash).
+TEST_F(PageHeapTest, EveryReservationStartsOnAReservationAlignmentBoundary) {
+  Span* a = New(kGrowPages);
+  ASSERT_NE(a, nullptr);
+  void* other = platform::MapPages(std::size_t{1} << 20, 0);  // a metadata chunk, say
+  ASSERT_NE(other, nullptr);
+  Span* b = New(kGrowPages);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(heap_.Stats().num_reserves, 2u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a->Start()) % PageHeap::kReservationAlignment, 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b->Start()) % PageHeap::kReservationAlignment, 0u);
+  platform::UnmapPages(other, std::size_t{1} << 20);
+  heap_.Delete(a);
+  heap_.Delete(b);
+  ExpectAllReturnedAfterRelease();
+}
+
 TEST_F(PageHeapTest, FreedNeighboursMergeIntoOneSpan) {
   Span* a = New(2);
   Span* b = New(3);
