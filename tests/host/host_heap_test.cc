@@ -462,34 +462,44 @@ void ExpectAnExitLeavesNothingCached(std::size_t thread_cache_bytes) {
   ExpectHeapConsistent();
 }
 
+// Runs `body` on a thread of its own (a fresh cache) with heap sampling off (a sampled
+// allocation takes a span of its own, neither borrowed nor carved), then checks the heap.
+template <typename Body>
+void OnAFreshThreadWithoutSampling(Body body) {
+  const std::size_t interval = sampler::MeanInterval();
+  sampler::SetMeanInterval(0);
+  ReleaseUnused();
+  std::thread worker(body);
+  worker.join();
+  sampler::SetMeanInterval(interval);
+  ExpectHeapConsistent();
+}
+
+// Allocates 2 * `count` blocks of `size` and frees every other one, so `count` are free to
+// lend; returns the ones kept live. Every span keeps a live object: a span whose objects all
+// came back would go back to the page heap, and its objects with it.
+std::vector<void*> LendersHalfFreed(std::size_t size, std::size_t count) {
+  std::vector<void*> kept;
+  std::vector<void*> freed;
+  for (std::size_t i = 0; i < count; ++i) {
+    kept.push_back(Allocate(size, 0));
+    freed.push_back(Allocate(size, 0));
+  }
+  for (void* p : freed) Free(p);
+  return kept;
+}
+
 // Borrowing (heap.h kBorrowMinSize): with free 48 KiB objects (on this thread's list and in
 // the central list) and no freed 44 KiB object anywhere, a 44 KiB request takes a 48 KiB
 // object instead of carving a new one (no new span: held does not move), counted as a 48 KiB
 // allocation. After kMaxBorrowStreak borrows in a row the 44 KiB class carves its own.
 TEST(HostBorrow, AClassWithNoFreedObjectTakesAFreedOneOfTheClassAbove) {
-  // A sampled allocation takes a span of its own, neither borrowed nor carved.
-  const std::size_t interval = sampler::MeanInterval();
-  sampler::SetMeanInterval(0);
-  ReleaseUnused();
   const std::size_t cls = ClassFor(44 << 10);
   const std::size_t lender = cls + 1;
   ASSERT_EQ(ClassSize(lender), std::size_t{48} << 10);
-  std::thread worker([&] {
+  OnAFreshThreadWithoutSampling([&] {
     const std::size_t borrows = kMaxBorrowStreak;
-    // Every other one stays live: a span whose objects all came back would go back to the
-    // page heap, and its objects with it.
-    std::vector<void*> kept;
-    std::vector<void*> lent;
-    for (std::size_t i = 0; i < 2 * (borrows + 8); ++i) {
-      lent.push_back(Allocate(ClassSize(lender), 0));
-    }
-    for (std::size_t i = 0; i < lent.size(); ++i) {
-      if (i % 2 == 0) {
-        kept.push_back(lent[i]);
-      } else {
-        Free(lent[i]);
-      }
-    }
+    const std::vector<void*> kept = LendersHalfFreed(ClassSize(lender), borrows + 8);
     const auto before = ClassCounters();
     const std::size_t held_before = Stats().bytes_held;
     std::vector<void*> blocks;
@@ -511,24 +521,16 @@ TEST(HostBorrow, AClassWithNoFreedObjectTakesAFreedOneOfTheClassAbove) {
         << "the borrowed objects went back to their own class";
     for (void* p : kept) Free(p);
   });
-  worker.join();
-  sampler::SetMeanInterval(interval);
-  ExpectHeapConsistent();
 }
 
 // A request with an alignment above 16 B never borrows: a larger class's object need not
 // meet it. The same request without one does, in the same state.
 TEST(HostBorrow, AnAlignedRequestTakesAnObjectOfItsOwnClass) {
-  const std::size_t interval = sampler::MeanInterval();
-  sampler::SetMeanInterval(0);
-  ReleaseUnused();
   const std::size_t cls = ClassFor(40 << 10);
   ASSERT_EQ(ClassSize(cls + 1), std::size_t{44} << 10);
   ASSERT_EQ(ClassForAligned((36 << 10) + 1, 32), cls);
-  std::thread worker([&] {
-    std::vector<void*> lent;
-    for (int i = 0; i < 8; ++i) lent.push_back(Allocate(ClassSize(cls + 1), 0));
-    for (std::size_t i = 1; i < lent.size(); i += 2) Free(lent[i]);  // spans stay in use
+  OnAFreshThreadWithoutSampling([&] {
+    const std::vector<void*> kept = LendersHalfFreed(ClassSize(cls + 1), 4);
     void* borrowed = Allocate((36 << 10) + 1, 0);
     EXPECT_EQ(UsableSize(borrowed), ClassSize(cls + 1)) << "the setup lets the class borrow";
     void* aligned = Allocate((36 << 10) + 1, 32);
@@ -536,11 +538,8 @@ TEST(HostBorrow, AnAlignedRequestTakesAnObjectOfItsOwnClass) {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(aligned) % 32, 0u);
     Free(aligned);
     Free(borrowed);
-    for (std::size_t i = 0; i < lent.size(); i += 2) Free(lent[i]);
+    for (void* p : kept) Free(p);
   });
-  worker.join();
-  sampler::SetMeanInterval(interval);
-  ExpectHeapConsistent();
 }
 
 TEST(HostThreads, AnExitLeavesNothingCachedAndEveryCountExact) {
