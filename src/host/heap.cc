@@ -72,7 +72,6 @@ constexpr std::uint8_t kOverflowed = 2;
 // list's lock.
 constexpr std::size_t kMovedUncachedSize = std::size_t{8} << 10;
 
-
 // Translation-unit copies of the class tables: internal linkage lets the fast path address
 // them RIP-relative instead of through the GOT (the library is position-independent).
 constexpr auto kSmallClass = detail::kSmallTable;
@@ -495,8 +494,9 @@ void* AllocateUncached(std::size_t cls, Failure* failure) noexcept {
   return head;
 }
 
-// Hands out the head of this thread's non-empty list of `cls`: the fast path's pop, off it.
-void* PopFromList(ThreadCache* tc, std::size_t cls) noexcept {
+// Hands out the head of this thread's non-empty list of `cls`: the fast path's pop, off it,
+// unfolded as the fast path's are (the class's next refill or overflow folds it).
+void* PopUnfolded(ThreadCache* tc, std::size_t cls) noexcept {
   ThreadCache::List& list = tc->lists[cls];
   void* object = list.head;
   common::UnpoisonForUse(object, kSizes[cls]);
@@ -504,7 +504,6 @@ void* PopFromList(ThreadCache* tc, std::size_t cls) noexcept {
   MarkWord(object) = 0;
   AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
   AddOwned<std::uint64_t>(list.allocs, 1);
-  Fold(tc, cls);
   return object;
 }
 
@@ -513,20 +512,11 @@ void* PopFromList(ThreadCache* tc, std::size_t cls) noexcept {
 // live_set's classes from 4 KiB up peak at 11.1 MiB together for 4.7 MiB in use; with
 // borrowing, 7.6 (a model of its run: docs/host.md, "Borrowing from the classes above").
 
-// Pops a lender's object off this thread's lists; nullptr when they are all empty. The pop
-// is the fast path's, unfolded as its are (the lender's next refill or overflow folds it).
+// Pops a lender's object off this thread's lists; nullptr when they are all empty.
 void* BorrowFromList(ThreadCache* tc, std::size_t cls) noexcept {
   const std::size_t last = std::min(cls + kBorrowClasses, kNumClasses);
   for (std::size_t lender = cls + 1; lender <= last; ++lender) {
-    ThreadCache::List& list = tc->lists[lender];
-    void* object = list.head;
-    if (object == nullptr) continue;
-    common::UnpoisonForUse(object, kSizes[lender]);
-    list.head = NextObject(object);
-    MarkWord(object) = 0;
-    AddOwned<std::uint32_t>(list.length, static_cast<std::uint32_t>(-1));
-    AddOwned<std::uint64_t>(list.allocs, 1);
-    return object;
+    if (tc->lists[lender].head != nullptr) return PopUnfolded(tc, lender);
   }
   return nullptr;
 }
@@ -541,13 +531,15 @@ void* BorrowFromCentral(ThreadCache* tc, std::size_t cls) noexcept {
     if (!g_central.MayHaveFreed(lender) || g_central.RemoveFreed(lender, 1, &object, &tail) == 0) {
       continue;
     }
+    // Taken from the central list and handed out at once: net_out counts it, the list's
+    // length never does.
     MarkTouched(tc, lender);
-    ThreadCache::List& list = tc->lists[lender];
-    NextObject(object) = list.head;
-    list.head = object;
-    AddOwned<std::uint32_t>(list.length, 1);
+    common::UnpoisonForUse(object, kSizes[lender]);
+    MarkWord(object) = 0;
     AddOwned<std::int64_t>(tc->net_out[lender], 1);
-    return PopFromList(tc, lender);
+    AddOwned<std::uint64_t>(tc->lists[lender].allocs, 1);
+    Fold(tc, lender);
+    return object;
   }
   return nullptr;
 }
@@ -615,7 +607,9 @@ void* AllocateSmall(std::size_t cls, bool may_borrow, Failure* failure) noexcept
         static_cast<std::int64_t>(tc->lists[cls].allocs.load(std::memory_order_relaxed)) -
         tc->net_out[cls].load(std::memory_order_relaxed);
   }
-  return PopFromList(tc, cls);
+  void* object = PopUnfolded(tc, cls);
+  Fold(tc, cls);
+  return object;
 }
 
 void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
@@ -903,7 +897,7 @@ inline void PushFree(ThreadCache* tc, std::size_t cls, void* ptr) noexcept {
 
 // Where the allocation fast path goes when the thread's list cannot serve: a borrow from
 // the thread's lists of the classes above (no lock: random_slots borrows for 2.7 % of its
-// allocations, and through the whole slow path that cost it 8 % more time), else kSlow.
+// allocations, and through the whole slow path that cost it 7-10 % more time), else kSlow.
 template <auto kSlow, typename... SlowArgs>
 [[gnu::noinline]] void* BorrowOrSlow(std::size_t bytes, std::size_t alignment,
                                      SlowArgs... slow_args) {
