@@ -1089,6 +1089,61 @@ void FreeMoved(void* ptr, std::size_t usable) noexcept {
 
 MEMARENA_FAST_PATH_ALIGNED void FreeUnchecked(void* ptr) noexcept { FreeFast<false>(ptr); }
 
+namespace {
+
+// ReallocateOr's move of a live small block of class `cls` below kMovedUncachedSize, which
+// MayFree passed with its pagemap entry and freed mark. Apart so that ReallocateOr's tests
+// and tail calls need no frame (realloc_grow's calls mostly keep their block or are large).
+[[gnu::noinline]] void* MoveSmall(void* ptr, std::size_t bytes, std::size_t cls,
+                                  std::uint64_t entry, std::uintptr_t mark,
+                                  ReallocFallback general) noexcept {
+  const std::size_t usable = kSizes[cls];
+  const std::size_t roomy = usable + usable / 2;  // headroom, for a block that grows
+  const std::size_t size = bytes > usable && roomy > bytes ? roomy : bytes;
+  void* fresh = AllocateFast<true, AllocateSlowIfAvailable>(size, kMinAlign);
+  if (fresh == nullptr) [[unlikely]] return general(ptr, bytes);
+  std::size_t copy = bytes < usable ? bytes : usable;
+  // g++ inlines a copy it knows to be under 8 KiB as `rep movsq`, which starts slowly; the
+  // empty asm hides the bound, so the copy is libc's memcpy.
+  asm("" : "+r"(copy));
+  std::memcpy(fresh, ptr, copy);
+  ThreadCache::List* list = &t_cache->lists[cls];
+  if (!MarkAndPushIfRoom(*list, cls, ptr, mark)) [[unlikely]] FreeSlow(ptr, entry);
+  return fresh;
+}
+
+// ReallocateOr's large block (or a pointer in no class: freed pages, foreign): kept when it
+// still fits and stays half used, as the general path would; realloc_grow's calls are mostly
+// such, and the general path would look the block up again.
+[[gnu::noinline]] void* KeepLargeOr(void* ptr, std::size_t bytes,
+                                    ReallocFallback general) noexcept {
+  const Span* span = LiveLargeSpan(ptr);
+  if (span != nullptr && bytes <= span->Bytes() && bytes >= span->Bytes() / 2 && bytes != 0) {
+    return ptr;
+  }
+  return general(ptr, bytes);
+}
+
+}  // namespace
+
+// One pagemap lookup serves the whole move: the checks, the old size and the old block's
+// push (realloc's general path looked the block up twice, in UsableSize and in Free, and
+// called four functions: 170 instructions a move in `minimizer`). The rules are the general
+// path's (dropin::ReallocBlock). Anything else, and a new block that is not available at
+// once, goes to `general`, which finds `ptr` as it was.
+void* ReallocateOr(void* ptr, std::size_t bytes, ReallocFallback general) noexcept {
+  const Pagemap::Lookup page = g_pagemap.Find(ptr);
+  const std::size_t cls = page.entry & Pagemap::kClassMask;
+  if (cls == 0) return KeepLargeOr(ptr, bytes, general);
+  if (bytes == 0 || !MayFree(ptr, page.entry, page.freed_mark, page.start_test)) [[unlikely]] {
+    return general(ptr, bytes);
+  }
+  const std::size_t usable = kSizes[cls];
+  if (bytes <= usable && bytes >= usable / 2) return ptr;
+  if (usable >= kMovedUncachedSize) return general(ptr, bytes);  // FreeMoved's case
+  return MoveSmall(ptr, bytes, cls, page.entry, page.freed_mark, general);
+}
+
 bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
   Span* span = LiveLargeSpan(ptr);
   // A sampled block keeps the size its sample recorded: it moves.

@@ -66,6 +66,16 @@ void FreeSized(void* ptr, std::size_t bytes) noexcept;
 // thread cache (heap.cc kMovedUncachedSize says why).
 void FreeMoved(void* ptr, std::size_t usable) noexcept;
 
+// realloc's common cases on one pagemap lookup, for `bytes` != 0: a live block that still
+// fits `bytes` and stays at least half used is kept (`ptr` returned); a live small block
+// below 8 KiB (one a move leaves in the thread cache) that does not is moved: a new block
+// (with 50 % headroom when it grows by less than that) gets the contents and `ptr` is freed.
+// Every other case, and a new block that is not available without releasing memory, is
+// `general(ptr, bytes)`'s, called with `ptr` untouched (a tail call: realloc keeps no
+// frame). Nothing here traces: the caller takes `general` while tracing.
+using ReallocFallback = void* (*)(void* ptr, std::size_t bytes) noexcept;
+void* ReallocateOr(void* ptr, std::size_t bytes, ReallocFallback general) noexcept;
+
 // Grows the live large block at `ptr` (one of more than kMaxSmallSize bytes, not sampled)
 // in place to at least `bytes` bytes when the pages after it are free (realloc without a
 // copy); its contents stay. False, with the block unchanged, for any other block, when

@@ -141,12 +141,14 @@ inline void TraceRealloc(const void* old_block, const void* new_block, std::size
   return fresh;
 }
 
-// Split in two so that realloc(NULL, n), a third of a growing array's calls, is malloc's
-// test and jump: as one function g++ saved six registers before the null test (issue 12,
-// `minimizer`: 13 instructions a call).
+// Split so that realloc(NULL, n), a third of a growing array's calls, is malloc's test and
+// jump (as one function g++ saved six registers before the null test: issue 12, `minimizer`,
+// 13 instructions a call), and a small block's move is the host's one-lookup path
+// (host::ReallocateOr), which hands every other case to ReallocBlock. Both are jumps.
 inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
   if (ptr == nullptr) return Malloc(bytes);
-  return ReallocBlock(ptr, bytes);
+  if (TracingOn()) [[unlikely]] return ReallocBlock(ptr, bytes);
+  return host::ReallocateOr(ptr, bytes, &ReallocBlock);
 }
 
 inline void* ReallocArray(void* ptr, std::size_t count, std::size_t size) noexcept {

@@ -1,11 +1,13 @@
 // The drop-in's two shortcuts into the host heap: FreeSized (the sized operator delete, whose
 // list comes from the size) must free exactly what Free would and catch what Free catches,
 // whatever size it is given; AllocateOr / AllocateOrThrow hand a failure to the caller's
-// path instead of returning nullptr.
+// path instead of returning nullptr; ReallocateOr moves a small block on one lookup and hands
+// every other case to realloc's general path with the block untouched.
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -222,6 +224,137 @@ TEST(AllocateMinAlignedOr, AThrowingFailurePathThrowsThroughTheHeap) {
   ASSERT_NE(p, nullptr);
   Free(p);
   EXPECT_EQ(CheckHeap(), nullptr);
+}
+
+// realloc's general path, recorded: ReallocateOr must call it with the request as given and
+// return its result.
+struct GeneralCall {
+  int calls = 0;
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+GeneralCall g_general;
+char g_general_result;
+
+void* RecordGeneral(void* ptr, std::size_t bytes) noexcept {
+  ++g_general.calls;
+  g_general.ptr = ptr;
+  g_general.bytes = bytes;
+  return &g_general_result;
+}
+
+void Fill(void* p, std::size_t bytes) {
+  auto* b = static_cast<unsigned char*>(p);
+  for (std::size_t i = 0; i < bytes; ++i) b[i] = static_cast<unsigned char>(i * 7 + 1);
+}
+
+::testing::AssertionResult Filled(const void* p, std::size_t bytes) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    if (b[i] != static_cast<unsigned char>(i * 7 + 1)) {
+      return ::testing::AssertionFailure() << "byte " << i << " of " << bytes << " changed";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class Reallocate : public ReportedFrees {
+ protected:
+  void SetUp() override {
+    ReportedFrees::SetUp();
+    g_general = {};
+  }
+};
+
+// The general path's rules on one lookup: kept while it fits and stays half used; moved
+// (contents kept, the old block freed onto its class's list) to the exact size when it
+// doubles or shrinks below half, and to 1.5x when it grows by less than that.
+TEST_F(Reallocate, KeepsOrMovesASmallBlockAsTheGeneralPathWould) {
+  void* p = Allocate(100, 0);  // class 112
+  ASSERT_NE(p, nullptr);
+  Fill(p, 112);
+  EXPECT_EQ(ReallocateOr(p, 112, &RecordGeneral), p);
+  EXPECT_EQ(ReallocateOr(p, 56, &RecordGeneral), p);
+
+  void* shrunk = ReallocateOr(p, 55, &RecordGeneral);  // below half of 112
+  ASSERT_NE(shrunk, p);
+  EXPECT_EQ(UsableSize(shrunk), ClassSize(ClassFor(55)));
+  EXPECT_TRUE(Filled(shrunk, 55));
+  EXPECT_EQ(UsableSize(p), 0u) << "the old block is freed";
+  EXPECT_EQ(Allocate(100, 0), p) << "and heads its class's list";
+  Free(p);
+
+  void* doubled = ReallocateOr(shrunk, 128, &RecordGeneral);  // 1.5 x 64 < 128: exact
+  ASSERT_NE(doubled, shrunk);
+  EXPECT_EQ(UsableSize(doubled), 128u);
+  EXPECT_TRUE(Filled(doubled, 55));
+  EXPECT_EQ(UsableSize(shrunk), 0u);
+
+  Fill(doubled, 128);
+  void* roomy = ReallocateOr(doubled, 150, &RecordGeneral);  // 1.5 x 128 = 192 > 150
+  ASSERT_NE(roomy, doubled);
+  EXPECT_EQ(UsableSize(roomy), 192u);
+  EXPECT_TRUE(Filled(roomy, 128));
+
+  void* large = ReallocateOr(roomy, 300000, &RecordGeneral);  // a small block grows large
+  ASSERT_NE(large, roomy);
+  EXPECT_GE(UsableSize(large), 300000u);
+  EXPECT_TRUE(Filled(large, 128));
+  const std::size_t large_usable = UsableSize(large);
+  EXPECT_EQ(ReallocateOr(large, large_usable, &RecordGeneral), large) << "a large block fits";
+  EXPECT_EQ(ReallocateOr(large, large_usable / 2, &RecordGeneral), large);
+  Free(large);
+  EXPECT_EQ(g_general.calls, 0);
+  EXPECT_EQ(Reported(), 0u);
+}
+
+// Size 0, a large block that must move, a block of 8 KiB and up (FreeMoved's), freed blocks
+// and an interior pointer all go to the general path, with the request unchanged and nothing
+// reported or freed: the general path reports or frees, once.
+TEST_F(Reallocate, HandsEveryOtherCaseToTheGeneralPathUntouched) {
+  void* small = Allocate(200, 0);
+  void* large = Allocate(100000, 0);
+  void* big_class = Allocate(8192, 0);
+  void* freed = Allocate(96, 0);
+  void* freed_large = Allocate(300000, 0);
+  ASSERT_TRUE(small != nullptr && large != nullptr && big_class != nullptr && freed != nullptr &&
+              freed_large != nullptr);
+  Free(freed);
+  Free(freed_large);
+  const std::pair<void*, std::size_t> kGeneral[] = {
+      {small, 0},         {large, 0},      {large, 50},         {large, 200000},
+      {big_class, 20000}, {big_class, 10}, {freed, 200},        {freed_large, 300000},
+      {static_cast<char*>(small) + 16, 300}, {static_cast<char*>(large) + 8192, 1000}};
+  for (const auto& [ptr, bytes] : kGeneral) {
+    g_general = {};
+    EXPECT_EQ(ReallocateOr(ptr, bytes, &RecordGeneral), &g_general_result) << bytes;
+    EXPECT_EQ(g_general.calls, 1);
+    EXPECT_EQ(g_general.ptr, ptr);
+    EXPECT_EQ(g_general.bytes, bytes);
+  }
+  EXPECT_EQ(Reported(), 0u);
+  EXPECT_EQ(UsableSize(small), ClassSize(ClassFor(200))) << "still live";
+  EXPECT_EQ(UsableSize(big_class), 8192u);
+  EXPECT_GE(UsableSize(large), 100000u);
+  Free(small);
+  Free(large);
+  Free(big_class);
+}
+
+// A thread with no cache yet moves a block too: the new block from the slow path, the old
+// one to the central lists.
+TEST_F(Reallocate, AThreadWithoutACacheMovesABlock) {
+  void* p = Allocate(64, 0);
+  ASSERT_NE(p, nullptr);
+  Fill(p, 64);
+  void* moved = nullptr;
+  std::thread([&] { moved = ReallocateOr(p, 1000, &RecordGeneral); }).join();
+  ASSERT_NE(moved, nullptr);
+  ASSERT_NE(moved, &g_general_result);
+  EXPECT_TRUE(Filled(moved, 64));
+  EXPECT_EQ(UsableSize(p), 0u);
+  Free(moved);
+  EXPECT_EQ(g_general.calls, 0);
 }
 
 }  // namespace
