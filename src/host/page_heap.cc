@@ -3,7 +3,9 @@
 #include "host/page_heap.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cstdint>
 #include <iterator>
 #include <utility>
 
@@ -344,7 +346,8 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
   std::size_t bytes = pages << kPageShift;
   if (bytes < grow_bytes_) bytes = grow_bytes_;
   const std::size_t alignment = align_pages << kPageShift;
-  void* memory = MapReservation(bytes, alignment);
+  void* memory = alignment <= kReservationAlignment ? MapBesideReservations(bytes) : nullptr;
+  if (memory == nullptr) memory = MapReservation(bytes, alignment);
   if (memory == nullptr && bytes > (pages << kPageShift)) {
     bytes = pages << kPageShift;
     memory = MapReservation(bytes, alignment);
@@ -375,6 +378,36 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
   ++num_reserves_;
   MergeAndInsert(span);
   return true;
+}
+
+std::array<std::uintptr_t, 2> PageHeap::PlacesBeside(std::uintptr_t low, std::uintptr_t high,
+                                                     std::uintptr_t leaf,
+                                                     std::size_t bytes) noexcept {
+  const auto in_leaf = [leaf, bytes](std::uintptr_t start) {
+    return start != 0 && (start >> kPageShift >> Pagemap::kLeafBits) == leaf &&
+           ((start + bytes - 1) >> kPageShift >> Pagemap::kLeafBits) == leaf;
+  };
+  const std::uintptr_t below = low >= bytes ? (low - bytes) & ~(kReservationAlignment - 1) : 0;
+  const std::uintptr_t above = (high + kReservationAlignment - 1) & ~(kReservationAlignment - 1);
+  return {in_leaf(below) ? below : 0, in_leaf(above) ? above : 0};
+}
+
+void* PageHeap::MapBesideReservations(std::size_t bytes) noexcept {
+  if (reservations_ == nullptr) return nullptr;
+  std::uintptr_t low = UINTPTR_MAX;
+  std::uintptr_t high = 0;
+  const Span* first = reservations_;
+  for (const Span* r = reservations_; r != nullptr; r = r->next) {
+    low = std::min(low, r->first_page << kPageShift);
+    high = std::max(high, (r->first_page + r->num_pages) << kPageShift);
+    first = r;  // the list is newest first
+  }
+  for (const std::uintptr_t start :
+       PlacesBeside(low, high, first->first_page >> Pagemap::kLeafBits, bytes)) {
+    if (start == 0) continue;
+    if (void* memory = platform::MapPagesAt(reinterpret_cast<void*>(start), bytes)) return memory;
+  }
+  return nullptr;
 }
 
 bool PageHeap::Reserved(std::uintptr_t page) const noexcept {

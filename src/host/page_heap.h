@@ -3,6 +3,7 @@
 // (committed pages) and gives free spans back to the OS.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -125,6 +126,17 @@ class PageHeap {
   // an object.
   void Delete(Span* span) noexcept;
 
+  // Where a reservation of `bytes` after the first is tried (Grow): right below `low` (the
+  // lowest reservation's start) or right above `high` (the highest's end), on a
+  // kReservationAlignment boundary, each only when it lies wholly in pagemap leaf `leaf` (the
+  // first reservation's): a pointer in the first leaf is found without the root's load
+  // (Pagemap::LeafOf), and a heap spread over two leaves would make that shortcut mispredict.
+  // 0 for a place that does not fit; Grow maps with MAP_FIXED_NOREPLACE, so an occupied one
+  // fails, and the kernel's placement comes next.
+  static std::array<std::uintptr_t, 2> PlacesBeside(std::uintptr_t low, std::uintptr_t high,
+                                                    std::uintptr_t leaf,
+                                                    std::size_t bytes) noexcept;
+
   // True when `page` lies in address space this heap reserved. Takes the heap lock and
   // walks the reservations (few: each is grow_bytes or one large request).
   bool Reserved(std::uintptr_t page) const noexcept;
@@ -207,6 +219,7 @@ class PageHeap {
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
               std::uint8_t size_class) noexcept MEMARENA_REQUIRES(lock_);
   bool Grow(std::size_t pages, std::size_t align_pages) noexcept MEMARENA_REQUIRES(lock_);
+  void* MapBesideReservations(std::size_t bytes) noexcept MEMARENA_REQUIRES(lock_);
   void MergeAndInsert(Span* span) noexcept MEMARENA_REQUIRES(lock_);
   void Insert(Span* span) noexcept MEMARENA_REQUIRES(lock_);
   void Unlink(Span* span) noexcept MEMARENA_REQUIRES(lock_);

@@ -15,7 +15,10 @@ bool Pagemap::Ensure(std::uintptr_t page, std::size_t count) noexcept {
     void* memory = platform::MapPages(sizeof(Leaf), kPageSize);
     if (memory == nullptr) return false;
     root_[i].store(static_cast<Leaf*>(memory), std::memory_order_release);
-    leaves_.fetch_add(1, std::memory_order_relaxed);
+    if (leaves_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      first_leaf_.store(static_cast<Leaf*>(memory), std::memory_order_relaxed);
+      first_leaf_index_plus_1_.store(i + 1, std::memory_order_release);
+    }
   }
   return true;
 }

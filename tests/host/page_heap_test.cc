@@ -7,7 +7,9 @@
 
 #include <bit>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "host/object_start.h"
@@ -78,6 +80,63 @@ TEST_F(PageHeapTest, EveryReservationStartsOnAReservationAlignmentBoundary) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a->Start()) % PageHeap::kReservationAlignment, 0u);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b->Start()) % PageHeap::kReservationAlignment, 0u);
   platform::UnmapPages(other, std::size_t{1} << 20);
+  heap_.Delete(a);
+  heap_.Delete(b);
+  ExpectAllReturnedAfterRelease();
+}
+
+// A later reservation is tried right below the lowest and right above the highest, inside
+// the first reservation's pagemap leaf only (so the free's first-leaf shortcut holds).
+TEST(PageHeapPlacement, LaterReservationsAreTriedBesideTheOthersInTheFirstLeaf) {
+  constexpr std::uintptr_t kAlign = PageHeap::kReservationAlignment;
+  constexpr std::uintptr_t kLeafSpan = std::uintptr_t{Pagemap::kLeafLength} << kPageShift;
+  const std::uintptr_t leaf_start = 0x3f * kLeafSpan;  // some leaf's first byte
+  const std::uintptr_t leaf = leaf_start >> kPageShift >> Pagemap::kLeafBits;
+  // One reservation mid-leaf: both sides fit.
+  std::uintptr_t low = leaf_start + 3 * kAlign;
+  std::uintptr_t high = low + kAlign;
+  auto places = PageHeap::PlacesBeside(low, high, leaf, kAlign);
+  EXPECT_EQ(places[0], low - kAlign);
+  EXPECT_EQ(places[1], high);
+  // A request that is not a multiple of the alignment ends at or before `low`.
+  places = PageHeap::PlacesBeside(low, high - 4096, leaf, kAlign + 8192);
+  EXPECT_EQ(places[0], low - 2 * kAlign);
+  EXPECT_EQ(places[1], high);
+  // At the leaf's bottom only above fits; at its top only below.
+  places = PageHeap::PlacesBeside(leaf_start, leaf_start + kAlign, leaf, kAlign);
+  EXPECT_EQ(places[0], 0u);
+  EXPECT_EQ(places[1], leaf_start + kAlign);
+  places = PageHeap::PlacesBeside(leaf_start + kLeafSpan - kAlign, leaf_start + kLeafSpan, leaf, kAlign);
+  EXPECT_EQ(places[0], leaf_start + kLeafSpan - 2 * kAlign);
+  EXPECT_EQ(places[1], 0u);
+  // A request larger than the room left on either side, or than a leaf, fits nowhere.
+  places = PageHeap::PlacesBeside(leaf_start + kAlign, leaf_start + 2 * kAlign, leaf, kLeafSpan);
+  EXPECT_EQ(places[0], 0u);
+  EXPECT_EQ(places[1], 0u);
+  // Near address 0 nothing wraps around.
+  places = PageHeap::PlacesBeside(kAlign / 2, kAlign, 0, kAlign);
+  EXPECT_EQ(places[0], 0u);
+  EXPECT_EQ(places[1], kAlign);
+}
+
+// Live: a second reservation lands in the first one's leaf whenever a place beside it is
+// free, which the test checks by mapping such a place itself when the heap did not.
+TEST_F(PageHeapTest, ASecondReservationStaysInTheFirstOnesLeafWhenThereIsRoom) {
+  Span* a = New(kGrowPages);
+  Span* b = New(kGrowPages);
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  ASSERT_EQ(heap_.Stats().num_reserves, 2u);
+  const std::uintptr_t leaf = a->first_page >> Pagemap::kLeafBits;
+  if ((b->first_page >> Pagemap::kLeafBits) != leaf) {
+    const std::uintptr_t a_start = reinterpret_cast<std::uintptr_t>(a->Start());
+    for (const std::uintptr_t place : PageHeap::PlacesBeside(
+             a_start, a_start + kGrowPages * kPageSize, leaf, kGrowPages * kPageSize)) {
+      if (place == 0) continue;
+      void* mapped = platform::MapPagesAt(reinterpret_cast<void*>(place), kGrowPages * kPageSize);
+      EXPECT_EQ(mapped, nullptr) << "the heap left a free place in its first leaf unused";
+      if (mapped != nullptr) platform::UnmapPages(mapped, kGrowPages * kPageSize);
+    }
+  }
   heap_.Delete(a);
   heap_.Delete(b);
   ExpectAllReturnedAfterRelease();
@@ -343,6 +402,44 @@ TEST(Pagemap, LeavesAreCreatedOnDemandAcrossLeafBoundaries) {
   EXPECT_EQ(pagemap->Get(page - 1), nullptr);
   EXPECT_EQ(pagemap->Get(page + 4), nullptr);
   EXPECT_FALSE(pagemap->Ensure(std::uintptr_t{1} << (Pagemap::kAddressBits - kPageShift), 1));
+}
+
+// The first leaf made is also found without the root (Pagemap::LeafOf's shortcut for the
+// free's chain): lookups in it, in leaves made after it on either side, in leaves never made,
+// at index 0 and beyond the address bits must all give what the root gives.
+TEST(Pagemap, TheFirstLeafAndTheOthersAnswerAlike) {
+  auto pagemap = std::make_unique<Pagemap>();
+  const auto at = [](std::uintptr_t page) { return reinterpret_cast<const void*>(page << kPageShift); };
+  EXPECT_EQ(pagemap->Find(at(5)).entry, 0u) << "no leaf yet, index 0";
+  EXPECT_EQ(pagemap->Find(at(5)).freed_mark, 0u);
+  EXPECT_EQ(pagemap->Get(5), nullptr);
+  const std::uintptr_t pages[] = {5 * Pagemap::kLeafLength + 9, 2 * Pagemap::kLeafLength + 1,
+                                  7 * Pagemap::kLeafLength, 0 * Pagemap::kLeafLength + 3};
+  Span spans[std::size(pages)];
+  for (std::size_t i = 0; i < std::size(pages); ++i) {
+    ASSERT_TRUE(pagemap->Ensure(pages[i], 1));  // the first one made is leaf 5
+    spans[i].first_page = pages[i];
+    spans[i].num_pages = 1;
+    pagemap->Set(pages[i], 1, &spans[i], static_cast<std::uint8_t>(i + 2));
+  }
+  std::uintptr_t marks[std::size(pages)];
+  for (std::size_t i = 0; i < std::size(pages); ++i) {
+    const Pagemap::Lookup found = pagemap->Find(at(pages[i]));
+    EXPECT_EQ(found.entry, ObjectStartEntry(pages[i], static_cast<std::uint8_t>(i + 2))) << i;
+    EXPECT_EQ(found.start_test.multiplier, detail::kObjectStartTests[i + 2].multiplier) << i;
+    EXPECT_EQ(pagemap->Get(pages[i]), &spans[i]) << i;
+    EXPECT_EQ(pagemap->Get(pages[i] + 1), nullptr) << i;
+    marks[i] = found.freed_mark;
+    EXPECT_NE(marks[i], 0u) << i;
+  }
+  EXPECT_EQ(std::set<std::uintptr_t>(std::begin(marks), std::end(marks)).size(), std::size(pages))
+      << "each leaf gives its own mark";
+  for (std::uintptr_t none : {std::uintptr_t{4} * Pagemap::kLeafLength, Pagemap::kRootLength * Pagemap::kLeafLength,
+                              ~std::uintptr_t{0} >> kPageShift}) {
+    EXPECT_EQ(pagemap->Find(at(none)).entry, 0u) << none;
+    EXPECT_EQ(pagemap->Find(at(none)).freed_mark, 0u) << none;
+    EXPECT_EQ(pagemap->Get(none), nullptr) << none;
+  }
 }
 
 // The free fast path takes the class's object-start test from the page's slot with its
