@@ -98,7 +98,7 @@ inline std::size_t FastClassOrZero(std::size_t size) noexcept {
   return size <= kMaxSmallSize ? kLargeClass[(size + 127) >> 7] : 0;
 }
 
-MEMARENA_LARGE_BSS(pagemap) constinit Pagemap g_pagemap;  // 1 MiB of root, one entry used per 2 GiB
+MEMARENA_LARGE_BSS(pagemap) constinit Pagemap g_pagemap;  // 128 KiB of root, one entry per 16 GiB
 constinit PageHeap g_page_heap{&g_pagemap, PageHeap::kDefaultGrowBytes};
 MEMARENA_LARGE_BSS(central) constinit CentralCache g_central;  // zero (.bss): the two above are its defaults
 // Each thread cache on pages of its own: two threads' caches in one 4 KiB page put both

@@ -381,14 +381,18 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
 }
 
 std::array<std::uintptr_t, 2> PageHeap::PlacesBeside(std::uintptr_t low, std::uintptr_t high,
-                                                     std::uintptr_t leaf,
-                                                     std::size_t bytes) noexcept {
+                                                     std::uintptr_t leaf, std::size_t bytes,
+                                                     std::size_t step) noexcept {
   const auto in_leaf = [leaf, bytes](std::uintptr_t start) {
     return start != 0 && (start >> kPageShift >> Pagemap::kLeafBits) == leaf &&
            ((start + bytes - 1) >> kPageShift >> Pagemap::kLeafBits) == leaf;
   };
-  const std::uintptr_t below = low >= bytes ? (low - bytes) & ~(kReservationAlignment - 1) : 0;
-  const std::uintptr_t above = (high + kReservationAlignment - 1) & ~(kReservationAlignment - 1);
+  const std::uintptr_t away = step * kReservationAlignment;
+  const std::uintptr_t below = low >= bytes + away
+                                   ? (low - bytes - away) & ~(kReservationAlignment - 1)
+                                   : 0;
+  const std::uintptr_t above =
+      ((high + kReservationAlignment - 1) & ~(kReservationAlignment - 1)) + away;
   return {in_leaf(below) ? below : 0, in_leaf(above) ? above : 0};
 }
 
@@ -402,10 +406,14 @@ void* PageHeap::MapBesideReservations(std::size_t bytes) noexcept {
     high = std::max(high, (r->first_page + r->num_pages) << kPageShift);
     first = r;  // the list is newest first
   }
-  for (const std::uintptr_t start :
-       PlacesBeside(low, high, first->first_page >> Pagemap::kLeafBits, bytes)) {
-    if (start == 0) continue;
-    if (void* memory = platform::MapPagesAt(reinterpret_cast<void*>(start), bytes)) return memory;
+  const std::uintptr_t leaf = first->first_page >> Pagemap::kLeafBits;
+  for (std::size_t step = 0; step < kPlacementSteps; ++step) {
+    for (const std::uintptr_t start : PlacesBeside(low, high, leaf, bytes, step)) {
+      if (start == 0) continue;
+      if (void* memory = platform::MapPagesAt(reinterpret_cast<void*>(start), bytes)) {
+        return memory;
+      }
+    }
   }
   return nullptr;
 }

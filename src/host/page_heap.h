@@ -126,16 +126,19 @@ class PageHeap {
   // an object.
   void Delete(Span* span) noexcept;
 
-  // Where a reservation of `bytes` after the first is tried (Grow): right below `low` (the
-  // lowest reservation's start) or right above `high` (the highest's end), on a
-  // kReservationAlignment boundary, each only when it lies wholly in pagemap leaf `leaf` (the
-  // first reservation's): a pointer in the first leaf is found without the root's load
-  // (Pagemap::LeafOf), and a heap spread over two leaves would make that shortcut mispredict.
-  // 0 for a place that does not fit; Grow maps with MAP_FIXED_NOREPLACE, so an occupied one
-  // fails, and the kernel's placement comes next.
+  // Where a reservation of `bytes` after the first is tried (Grow): below `low` (the lowest
+  // reservation's start) and above `high` (the highest's end), on kReservationAlignment
+  // boundaries, `step` boundaries away from the nearest (the kernel fills the gap an aligned
+  // mapping leaves below itself with the next small mappings, a thread's stack say), each
+  // only when it lies wholly in pagemap leaf `leaf` (the first reservation's): a pointer in
+  // the first leaf is found without the root's load (Pagemap::LeafOf), and a heap spread
+  // over two leaves would make that shortcut mispredict. 0 for a place that does not fit;
+  // Grow maps with MAP_FIXED_NOREPLACE, steps 0 to kPlacementSteps - 1, so an occupied place
+  // fails, and the kernel's placement comes last.
+  static constexpr std::size_t kPlacementSteps = 8;
   static std::array<std::uintptr_t, 2> PlacesBeside(std::uintptr_t low, std::uintptr_t high,
-                                                    std::uintptr_t leaf,
-                                                    std::size_t bytes) noexcept;
+                                                    std::uintptr_t leaf, std::size_t bytes,
+                                                    std::size_t step) noexcept;
 
   // True when `page` lies in address space this heap reserved. Takes the heap lock and
   // walks the reservations (few: each is grow_bytes or one large request).

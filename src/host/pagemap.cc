@@ -14,6 +14,9 @@ bool Pagemap::Ensure(std::uintptr_t page, std::size_t count) noexcept {
     // MapPages memory is zeroed: every entry starts as "no span, class 0".
     void* memory = platform::MapPages(sizeof(Leaf), kPageSize);
     if (memory == nullptr) return false;
+    // Under transparent huge pages "always" the first slot written would fault in 2 MiB of
+    // the 32 MiB leaf; a leaf's pages are written a slot at a time, as the heap grows.
+    platform::AdviseHugePages(memory, sizeof(Leaf), false);
     root_[i].store(static_cast<Leaf*>(memory), std::memory_order_release);
     if (leaves_.fetch_add(1, std::memory_order_relaxed) == 0) {
       first_leaf_.store(static_cast<Leaf*>(memory), std::memory_order_relaxed);

@@ -39,7 +39,11 @@ inline ObjectStartTest StartTestOf(std::size_t cls) noexcept {
 class Pagemap {
  public:
   static constexpr std::size_t kAddressBits = 48;
-  static constexpr std::size_t kLeafBits = 18;  // one leaf covers 2 GiB of address space
+  // One leaf covers 16 GiB of address space (32 MiB of slots, committed as touched; the root
+  // is 128 KiB), so that a heap up to 16 GiB whose reservations lie side by side (PageHeap::
+  // PlacesBeside) is one leaf, the one LeafOf finds without the root's load. With 2 GiB
+  // leaves a heap of two reservations used two leaves in one run of three.
+  static constexpr std::size_t kLeafBits = 21;
   static constexpr std::size_t kRootBits = kAddressBits - kPageShift - kLeafBits;
   static constexpr std::size_t kLeafLength = std::size_t{1} << kLeafBits;
   static constexpr std::size_t kRootLength = std::size_t{1} << kRootBits;
@@ -126,9 +130,9 @@ class Pagemap {
   static_assert(sizeof(Leaf) == kLeafBytes);
 
   // The first leaf is also kept beside its index, in two words that do not depend on the
-  // pointer: their loads issue before the pointer arrives, and a pointer in that leaf (every
-  // pointer of a heap under 2 GiB) then waits on a compare and one load, not on the root's
-  // load before the slot's. A free's list address comes from the entry, and the next
+  // pointer: their loads issue before the pointer arrives, and a pointer in that leaf (all of
+  // a heap whose reservations stay in it) then waits on a compare and one load, not on the
+  // root's load before the slot's. A free's list address comes from the entry, and the next
   // allocation's pop waits for its store: the root load was a quarter of a malloc+free
   // pair's chain (issue 12, the pair on AMD family 25).
   const Leaf* LeafOf(std::uintptr_t page) const noexcept {

@@ -463,5 +463,18 @@ TEST(BasePageFaultNanos, TimesRealFaults) {
   EXPECT_LT(nanos, 100'000'000u);  // 100 ms per page is no machine's
 }
 
+// A pagemap leaf (32 MiB of slots, written a slot at a time as the heap grows) never takes
+// huge pages: under "always" its first slot written would fault in 2 MiB.
+TEST(PagemapLeaves, AreAdvisedAgainstHugePages) {
+  if (platform::HugePageSize() == 0) GTEST_SKIP() << "no transparent huge pages here";
+  auto pagemap = std::make_unique<Pagemap>();
+  const std::uintptr_t page = 3 * Pagemap::kLeafLength + 5;
+  ASSERT_TRUE(pagemap->Ensure(page, 1));
+  const std::uintptr_t leaf =
+      pagemap->Find(reinterpret_cast<const void*>(page << kPageShift)).freed_mark;  // its address
+  ASSERT_NE(leaf, 0u);
+  EXPECT_TRUE(EveryPageHas(leaf, leaf + Pagemap::kLeafBytes, "nh"));
+}
+
 }  // namespace
 }  // namespace memarena::host

@@ -85,58 +85,78 @@ TEST_F(PageHeapTest, EveryReservationStartsOnAReservationAlignmentBoundary) {
   ExpectAllReturnedAfterRelease();
 }
 
-// A later reservation is tried right below the lowest and right above the highest, inside
-// the first reservation's pagemap leaf only (so the free's first-leaf shortcut holds).
+// A later reservation is tried below the lowest and above the highest, nearest first and
+// then a step further each time, inside the first reservation's pagemap leaf only (so the
+// free's first-leaf shortcut holds).
 TEST(PageHeapPlacement, LaterReservationsAreTriedBesideTheOthersInTheFirstLeaf) {
   constexpr std::uintptr_t kAlign = PageHeap::kReservationAlignment;
   constexpr std::uintptr_t kLeafSpan = std::uintptr_t{Pagemap::kLeafLength} << kPageShift;
   const std::uintptr_t leaf_start = 0x3f * kLeafSpan;  // some leaf's first byte
   const std::uintptr_t leaf = leaf_start >> kPageShift >> Pagemap::kLeafBits;
-  // One reservation mid-leaf: both sides fit.
+  // One reservation mid-leaf: both sides fit, and so do the next places out.
   std::uintptr_t low = leaf_start + 3 * kAlign;
   std::uintptr_t high = low + kAlign;
-  auto places = PageHeap::PlacesBeside(low, high, leaf, kAlign);
+  auto places = PageHeap::PlacesBeside(low, high, leaf, kAlign, 0);
   EXPECT_EQ(places[0], low - kAlign);
   EXPECT_EQ(places[1], high);
+  places = PageHeap::PlacesBeside(low, high, leaf, kAlign, 2);
+  EXPECT_EQ(places[0], low - 3 * kAlign);
+  EXPECT_EQ(places[1], high + 2 * kAlign);
+  places = PageHeap::PlacesBeside(low, high, leaf, kAlign, 3);  // below would leave the leaf
+  EXPECT_EQ(places[0], 0u);
+  EXPECT_EQ(places[1], high + 3 * kAlign);
   // A request that is not a multiple of the alignment ends at or before `low`.
-  places = PageHeap::PlacesBeside(low, high - 4096, leaf, kAlign + 8192);
+  places = PageHeap::PlacesBeside(low, high - 4096, leaf, kAlign + 8192, 0);
   EXPECT_EQ(places[0], low - 2 * kAlign);
   EXPECT_EQ(places[1], high);
   // At the leaf's bottom only above fits; at its top only below.
-  places = PageHeap::PlacesBeside(leaf_start, leaf_start + kAlign, leaf, kAlign);
+  places = PageHeap::PlacesBeside(leaf_start, leaf_start + kAlign, leaf, kAlign, 0);
   EXPECT_EQ(places[0], 0u);
   EXPECT_EQ(places[1], leaf_start + kAlign);
-  places = PageHeap::PlacesBeside(leaf_start + kLeafSpan - kAlign, leaf_start + kLeafSpan, leaf, kAlign);
+  places = PageHeap::PlacesBeside(leaf_start + kLeafSpan - kAlign, leaf_start + kLeafSpan, leaf,
+                                  kAlign, 0);
   EXPECT_EQ(places[0], leaf_start + kLeafSpan - 2 * kAlign);
   EXPECT_EQ(places[1], 0u);
   // A request larger than the room left on either side, or than a leaf, fits nowhere.
-  places = PageHeap::PlacesBeside(leaf_start + kAlign, leaf_start + 2 * kAlign, leaf, kLeafSpan);
+  places = PageHeap::PlacesBeside(leaf_start + kAlign, leaf_start + 2 * kAlign, leaf, kLeafSpan, 0);
   EXPECT_EQ(places[0], 0u);
   EXPECT_EQ(places[1], 0u);
   // Near address 0 nothing wraps around.
-  places = PageHeap::PlacesBeside(kAlign / 2, kAlign, 0, kAlign);
+  places = PageHeap::PlacesBeside(kAlign / 2, kAlign, 0, kAlign, 0);
   EXPECT_EQ(places[0], 0u);
   EXPECT_EQ(places[1], kAlign);
 }
 
-// Live: a second reservation lands in the first one's leaf whenever a place beside it is
-// free, which the test checks by mapping such a place itself when the heap did not.
+// Live: a second reservation lands in the first one's leaf whenever one of the places Grow
+// tries is free, which the test checks by mapping those places itself when the heap did not.
+// A small mapping right below the first reservation (where the kernel puts a thread's stack,
+// say) must not push the second one out of the leaf.
 TEST_F(PageHeapTest, ASecondReservationStaysInTheFirstOnesLeafWhenThereIsRoom) {
   Span* a = New(kGrowPages);
-  Span* b = New(kGrowPages);
-  ASSERT_TRUE(a != nullptr && b != nullptr);
-  ASSERT_EQ(heap_.Stats().num_reserves, 2u);
+  ASSERT_NE(a, nullptr);
+  const std::uintptr_t a_start = reinterpret_cast<std::uintptr_t>(a->Start());
   const std::uintptr_t leaf = a->first_page >> Pagemap::kLeafBits;
+  const std::uintptr_t nearest_below = PageHeap::PlacesBeside(
+      a_start, a_start + kGrowPages * kPageSize, leaf, kGrowPages * kPageSize, 0)[0];
+  void* blocker = nearest_below == 0
+                      ? nullptr
+                      : platform::MapPagesAt(reinterpret_cast<void*>(nearest_below), kPageSize);
+  Span* b = New(kGrowPages);
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(heap_.Stats().num_reserves, 2u);
   if ((b->first_page >> Pagemap::kLeafBits) != leaf) {
-    const std::uintptr_t a_start = reinterpret_cast<std::uintptr_t>(a->Start());
-    for (const std::uintptr_t place : PageHeap::PlacesBeside(
-             a_start, a_start + kGrowPages * kPageSize, leaf, kGrowPages * kPageSize)) {
-      if (place == 0) continue;
-      void* mapped = platform::MapPagesAt(reinterpret_cast<void*>(place), kGrowPages * kPageSize);
-      EXPECT_EQ(mapped, nullptr) << "the heap left a free place in its first leaf unused";
-      if (mapped != nullptr) platform::UnmapPages(mapped, kGrowPages * kPageSize);
+    for (std::size_t step = 0; step < PageHeap::kPlacementSteps; ++step) {
+      for (const std::uintptr_t place :
+           PageHeap::PlacesBeside(a_start, a_start + kGrowPages * kPageSize, leaf,
+                                  kGrowPages * kPageSize, step)) {
+        if (place == 0) continue;
+        void* mapped = platform::MapPagesAt(reinterpret_cast<void*>(place), kGrowPages * kPageSize);
+        EXPECT_EQ(mapped, nullptr) << "the heap left a free place in its first leaf unused";
+        if (mapped != nullptr) platform::UnmapPages(mapped, kGrowPages * kPageSize);
+      }
     }
   }
+  if (blocker != nullptr) platform::UnmapPages(blocker, kPageSize);
   heap_.Delete(a);
   heap_.Delete(b);
   ExpectAllReturnedAfterRelease();
