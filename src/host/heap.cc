@@ -1128,9 +1128,9 @@ namespace {
 
 // One pagemap lookup serves the whole move: the checks, the old size and the old block's
 // push (realloc's general path looked the block up twice, in UsableSize and in Free, and
-// called four functions: 170 instructions a move in `minimizer`). The rules are the general
-// path's (dropin::ReallocBlock). Anything else, and a new block that is not available at
-// once, goes to `general`, which finds `ptr` as it was.
+// called four functions: about 170 instructions a move in `minimizer`). The rules are the
+// general path's (dropin::ReallocBlock). Anything else, and a new block that is not
+// available at once, goes to `general`, which finds `ptr` as it was.
 void* ReallocateOr(void* ptr, std::size_t bytes, ReallocFallback general) noexcept {
   const Pagemap::Lookup page = g_pagemap.Find(ptr);
   const std::size_t cls = page.entry & Pagemap::kClassMask;
