@@ -1098,7 +1098,7 @@ namespace {
                                   std::uint64_t entry, std::uintptr_t mark,
                                   ReallocFallback general) noexcept {
   const std::size_t usable = kSizes[cls];
-  const std::size_t roomy = usable + usable / 2;  // headroom, for a block that grows
+  const std::size_t roomy = ReallocRoomy(usable);  // headroom, for a block that grows
   const std::size_t size = bytes > usable && roomy > bytes ? roomy : bytes;
   void* fresh = AllocateFast<true, AllocateSlowIfAvailable>(size, kMinAlign);
   if (fresh == nullptr) [[unlikely]] return general(ptr, bytes);
@@ -1118,7 +1118,7 @@ namespace {
 [[gnu::noinline]] void* KeepLargeOr(void* ptr, std::size_t bytes,
                                     ReallocFallback general) noexcept {
   const Span* span = LiveLargeSpan(ptr);
-  if (span != nullptr && bytes <= span->Bytes() && bytes >= span->Bytes() / 2 && bytes != 0) {
+  if (span != nullptr && bytes != 0 && ReallocKeeps(span->Bytes(), bytes)) {
     return ptr;
   }
   return general(ptr, bytes);
@@ -1139,7 +1139,7 @@ void* ReallocateOr(void* ptr, std::size_t bytes, ReallocFallback general) noexce
     return general(ptr, bytes);
   }
   const std::size_t usable = kSizes[cls];
-  if (bytes <= usable && bytes >= usable / 2) return ptr;
+  if (ReallocKeeps(usable, bytes)) return ptr;
   if (usable >= kMovedUncachedSize) return general(ptr, bytes);  // FreeMoved's case
   return MoveSmall(ptr, bytes, cls, page.entry, page.freed_mark, general);
 }

@@ -66,6 +66,16 @@ void FreeSized(void* ptr, std::size_t bytes) noexcept;
 // thread cache (heap.cc kMovedUncachedSize says why).
 void FreeMoved(void* ptr, std::size_t usable) noexcept;
 
+// realloc's two rules, shared by ReallocateOr and the drop-in's general path
+// (dropin::ReallocBlock) so the two cannot drift apart: a block of `usable` bytes is kept
+// for a request that fits it and uses at least half of it; a block that must grow by less
+// than half its size gets 50 % headroom (a buffer grown by small steps is copied O(log n)
+// times).
+constexpr bool ReallocKeeps(std::size_t usable, std::size_t bytes) noexcept {
+  return bytes <= usable && bytes >= usable / 2;
+}
+constexpr std::size_t ReallocRoomy(std::size_t usable) noexcept { return usable + usable / 2; }
+
 // realloc's common cases on one pagemap lookup, for `bytes` != 0: a live block that still
 // fits `bytes` and stays at least half used is kept (`ptr` returned); a live small block
 // below 8 KiB (one a move leaves in the thread cache) that does not is moved: a new block

@@ -115,13 +115,13 @@ inline void TraceRealloc(const void* old_block, const void* new_block, std::size
     errno = EINVAL;
     return nullptr;
   }
-  if (bytes <= usable && bytes >= usable / 2) {
+  if (host::ReallocKeeps(usable, bytes)) {
     TraceRealloc(ptr, ptr, bytes);
     return ptr;
   }
   void* fresh = nullptr;
   if (bytes > usable) {
-    const std::size_t roomy = usable + usable / 2;
+    const std::size_t roomy = host::ReallocRoomy(usable);
     if (usable > host::kMaxSmallSize &&
         ((roomy > bytes && host::GrowInPlace(ptr, roomy)) || host::GrowInPlace(ptr, bytes))) {
       TraceRealloc(ptr, ptr, bytes);
