@@ -1,0 +1,210 @@
+// Pages moved instead of faulted: a growth that the trim makes room for takes the trimmed
+// spans' pages with platform::MovePages (PageHeap::FinishReleases), and larger committed
+// free spans give theirs to a large growth (TakeDonors). Each test builds its own heap.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "host/page_heap.h"
+#include "host/pagemap.h"
+#include "platform/os.h"
+
+namespace memarena::host {
+namespace {
+
+constexpr std::size_t kGrowPages = 2048;  // 16 MiB reservations
+constexpr std::size_t kMovePages = PageHeap::kMinMovePages * 2;
+// More than the trim keeps committed on growth (PageHeap::kMinKeptOnGrow).
+constexpr std::size_t kTrimmedPages = PageHeap::kMinKeptOnGrow / kPageSize + 100;
+
+// Fills each page of `span`'s first `pages` with a byte unique to (tag, page).
+void Stamp(Span* span, std::size_t pages, unsigned char tag) {
+  for (std::size_t p = 0; p < pages; ++p) {
+    std::memset(span->Start() + p * kPageSize, static_cast<char>(tag + p), kPageSize);
+  }
+}
+
+bool HasStamp(const char* start, std::size_t pages, unsigned char tag) {
+  for (std::size_t p = 0; p < pages; ++p) {
+    const char want = static_cast<char>(tag + p);
+    if (start[p * kPageSize] != want || start[(p + 1) * kPageSize - 1] != want) return false;
+  }
+  return true;
+}
+
+class PageMovesTest : public ::testing::Test {
+ protected:
+  Span* New(std::size_t pages) {
+    Failure failure = Failure::kNone;
+    Span* span = heap_.New(pages, 1, 0, pages * kPageSize, &failure);
+    EXPECT_NE(span, nullptr);
+    return span;
+  }
+  void ExpectConsistent() {
+    const char* problem = heap_.CheckInvariants();
+    EXPECT_EQ(problem, nullptr) << problem;
+  }
+
+  std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
+  PageHeap heap_{pagemap_.get(), kGrowPages * kPageSize};
+};
+
+// a is freed and nothing committed fits the request, so the trim returns a (it is above
+// what the trim keeps); its pages go under the new span's first pages instead of back to
+// the OS.
+TEST_F(PageMovesTest, AGrowthTakesTheTrimmedSpansPagesInsteadOfFaultingFreshOnes) {
+  Span* a = New(kTrimmedPages);
+  Span* b = New(8);  // keeps a from growing into the returned rest
+  ASSERT_TRUE(a && b);
+  char* const a_start = a->Start();
+  Stamp(a, kTrimmedPages, 1);
+  heap_.Delete(a);
+  const PageHeapStats before = heap_.Stats();
+  Span* grown = New(kTrimmedPages + 40);
+  ASSERT_NE(grown, nullptr);
+  const PageHeapStats after = heap_.Stats();
+  ASSERT_EQ(after.moves_refused, 0u) << "the kernel refused mremap";
+  EXPECT_EQ(after.num_releases - before.num_releases, 1u) << "the trim returned a";
+  EXPECT_EQ(after.bytes_moved - before.bytes_moved, kTrimmedPages * kPageSize);
+  EXPECT_NE(grown->Start(), a_start);
+  EXPECT_TRUE(HasStamp(grown->Start(), kTrimmedPages, 1)) << "a's bytes, moved";
+  EXPECT_EQ(platform::ResidentBytesIn(grown->Start(), kTrimmedPages * kPageSize),
+            kTrimmedPages * kPageSize);
+  EXPECT_EQ(platform::ResidentBytesIn(a_start, kTrimmedPages * kPageSize), 0u)
+      << "a gave its pages";
+  EXPECT_EQ(a_start[0], 0) << "a's range reads as zeros, as after a decommit";
+  EXPECT_FALSE(grown->zero_pages) << "moved pages hold old bytes: calloc must fill them";
+  EXPECT_TRUE(grown->fresh_pages) << "its last 40 pages come from the OS";
+  EXPECT_EQ(after.held, (2 * kTrimmedPages + 48) * kPageSize - kTrimmedPages * kPageSize)
+      << "a's pages count as grown's, once";
+  ExpectConsistent();
+  for (Span* span : {b, grown}) heap_.Delete(span);
+  heap_.ReleaseFree();
+  EXPECT_EQ(heap_.Stats().held, 0u);
+  ExpectConsistent();
+}
+
+// A committed free span the trim keeps (the recent peak is far above) gives its pages to a
+// large growth that no committed span fits: one call instead of a fault per page, and the
+// heap holds fewer pages after it.
+TEST_F(PageMovesTest, ALargeGrowthTakesTheCommittedFreeSpansTheTrimKeeps) {
+  Span* a = New(kMovePages);
+  Span* b = New(8);
+  Span* c = New(PageHeap::kMinMovePages - 1);  // too small to be worth a move
+  Span* d = New(8);
+  Span* peak = New(1000);
+  ASSERT_TRUE(a && b && c && d && peak);
+  heap_.Delete(peak);
+  heap_.ReleaseFree();  // the recent peak stays; peak's pages are returned
+  Stamp(a, kMovePages, 7);
+  heap_.Delete(a);
+  heap_.Delete(c);
+  const PageHeapStats before = heap_.Stats();
+  ASSERT_EQ(before.free_committed, (kMovePages + PageHeap::kMinMovePages - 1) * kPageSize);
+  Span* grown = New(kMovePages + 100);
+  ASSERT_NE(grown, nullptr);
+  const PageHeapStats after = heap_.Stats();
+  ASSERT_EQ(after.moves_refused, 0u) << "the kernel refused mremap";
+  EXPECT_EQ(after.bytes_moved - before.bytes_moved, kMovePages * kPageSize);
+  EXPECT_TRUE(HasStamp(grown->Start(), kMovePages, 7));
+  EXPECT_EQ(after.free_committed, (PageHeap::kMinMovePages - 1) * kPageSize) << "c stays";
+  ExpectConsistent();
+  for (Span* span : {b, d, grown}) heap_.Delete(span);
+  heap_.ReleaseFree();
+  EXPECT_EQ(heap_.Stats().held, 0u);
+  ExpectConsistent();
+}
+
+// Each move leaves its pages in a mapping of their own; given back, they merge again, so
+// a heap that moved pages and returned them all holds no more mappings than one that
+// never moved.
+TEST_F(PageMovesTest, ReturnedPagesMergeBackIntoTheReservationsMapping) {
+  const std::size_t mappings_before = platform::CountMappings();
+  ASSERT_NE(mappings_before, 0u) << "/proc/self/maps is unreadable";
+  std::vector<Span*> live;
+  for (int round = 0; round < 6; ++round) {
+    Span* a = New(kMovePages + round);
+    Span* b = New(8);
+    ASSERT_TRUE(a && b);
+    std::memset(a->Start(), round + 1, a->Bytes());
+    heap_.Delete(a);
+    Span* grown = New(kMovePages + 40 + round);  // takes a's pages
+    ASSERT_NE(grown, nullptr);
+    live.push_back(b);
+    live.push_back(grown);
+  }
+  ASSERT_GT(heap_.Stats().bytes_moved, 0u);
+  EXPECT_GT(platform::CountMappings(), mappings_before + 1) << "moved pages are mappings apart";
+  for (Span* span : live) heap_.Delete(span);
+  heap_.ReleaseFree();
+  ExpectConsistent();
+  // The reservations themselves (one or two here), and nothing for the moves.
+  EXPECT_LE(platform::CountMappings(), mappings_before + heap_.Stats().num_reserves);
+}
+
+// Past PageHeap::kMaxMappingsForMoves mappings the trim returns pages as before: no move
+// adds to a count near the kernel's limit.
+TEST_F(PageMovesTest, MovesPauseWhileTheProcessHoldsTooManyMappings) {
+  const std::size_t page = platform::PageSize();
+  const std::size_t extra = PageHeap::kMaxMappingsForMoves + 16;
+  // One reservation, split into a mapping per page by alternating protections.
+  char* many = static_cast<char*>(
+      mmap(nullptr, extra * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  ASSERT_NE(many, MAP_FAILED);
+  for (std::size_t i = 0; i < extra; i += 2) {
+    ASSERT_EQ(mprotect(many + i * page, page, PROT_READ), 0);
+  }
+  ASSERT_GT(platform::CountMappings(), PageHeap::kMaxMappingsForMoves);
+  Span* a = New(kTrimmedPages);
+  Span* b = New(8);
+  ASSERT_TRUE(a && b);
+  char* const a_start = a->Start();
+  Stamp(a, kTrimmedPages, 3);
+  heap_.Delete(a);
+  Span* grown = New(kTrimmedPages + 40);
+  ASSERT_NE(grown, nullptr);
+  EXPECT_EQ(heap_.Stats().bytes_moved, 0u);
+  EXPECT_EQ(heap_.Stats().num_releases, 1u) << "the trim returned a";
+  EXPECT_EQ(platform::ResidentBytesIn(a_start, kTrimmedPages * kPageSize), 0u) << "returned";
+  EXPECT_EQ(platform::ResidentBytesIn(grown->Start(), grown->Bytes()), 0u) << "fresh pages";
+  EXPECT_TRUE(grown->zero_pages);
+  munmap(many, extra * page);
+  heap_.Delete(b);
+  heap_.Delete(grown);
+  ExpectConsistent();
+}
+
+TEST(PlatformMovePages, MovesTheBytesAndLeavesZerosBehind) {
+  const std::size_t size = 64 * platform::PageSize();
+  char* from = static_cast<char*>(platform::MapPages(size, 0));
+  char* to = static_cast<char*>(platform::MapPages(size, 0));
+  ASSERT_TRUE(from && to);
+  std::memset(from, 0x33, size);
+  ASSERT_TRUE(platform::MovePages(from, to, size));
+  EXPECT_EQ(to[0], 0x33);
+  EXPECT_EQ(to[size - 1], 0x33);
+  EXPECT_EQ(from[0], 0) << "the source is mapped again, as fresh pages";
+  from[size - 1] = 1;  // and writable
+  platform::UnmapPages(from, size);
+  platform::UnmapPages(to, size);
+}
+
+// A source that is not mapped is refused; the destination must still be mapped.
+TEST(PlatformMovePages, ARefusedMoveLeavesTheDestinationMapped) {
+  const std::size_t size = 16 * platform::PageSize();
+  char* from = static_cast<char*>(platform::MapPages(size, 0));
+  char* to = static_cast<char*>(platform::MapPages(size, 0));
+  ASSERT_TRUE(from && to);
+  std::memset(to, 0x55, size);
+  platform::UnmapPages(from, size);
+  EXPECT_FALSE(platform::MovePages(from, to, size));
+  EXPECT_EQ(to[0], 0) << "mapped again as fresh pages";
+  to[size - 1] = 1;  // and writable
+  platform::UnmapPages(to, size);
+}
+
+}  // namespace
+}  // namespace memarena::host
