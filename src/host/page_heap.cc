@@ -213,6 +213,8 @@ Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class,
   // committed span only merges when freed), the returned ones may merge with what it returns.
   PageRuns deferred;
   TrimBeforeGrowLocked(pages << kPageShift, start, start + pages, &deferred);
+  // Before held grows: donors and the new pages are never counted at once.
+  TakeDonors(missing, &deferred, start, start + pages);
   // A returned span that reaches past either end of the window is split: two records at
   // most, taken before anything changes so a refusal leaves the heap as it was.
   Span* spare[2] = {NewRecord(), NewRecord()};
@@ -241,7 +243,6 @@ Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class,
   for (Span* record : spare) {
     if (record != nullptr) DeleteRecord(record);
   }
-  TakeDonors(missing, &deferred, start, start + pages);
   *taken = FinishReleases(deferred, fresh);
   return Carve(merged, pages, 1, size_class);
 }
@@ -633,6 +634,9 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   }
   PageRuns deferred;
   TrimBeforeGrowLocked(bytes, 0, 0, &deferred);
+  // Before held grows, as in ExtendIntoReturned. A donor the span is then carved over keeps
+  // its pages in place (FinishReleases).
+  if (size_class == 0) TakeDonors(pages, &deferred, 0, 0);
   if (!ReserveHeld(bytes)) {
     FinishReleases(deferred, PageRuns{});
     *failure = Failure::kCeiling;
@@ -646,7 +650,6 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   PageRuns fresh_runs;
   if (span != nullptr) {
     fresh_runs.Add(span->first_page, span->num_pages);
-    if (size_class == 0) TakeDonors(pages, &deferred, span->first_page, span->first_page + pages);
   }
   const std::size_t taken = FinishReleases(deferred, fresh_runs);
   if (span == nullptr) {
@@ -864,68 +867,86 @@ void PageHeap::TakeDonors(std::size_t pages, PageRuns* deferred, std::uintptr_t 
   }
 }
 
-// Where returned pages about to be committed lie over pages the trim deferred (NewLocked's
-// span was carved from the returned span they merged into), those pages are still mapped
-// and simply stay. Otherwise the deferred runs' pages are moved into the fresh runs in
-// order, kMinMovePages or more at a time. Whatever is left goes back to the OS.
+std::uintptr_t PageHeap::SegmentEnd(const PageRuns& runs, std::uintptr_t at, std::uintptr_t end,
+                                    bool* inside) noexcept {
+  std::uintptr_t stop = end;
+  for (int i = 0; i < runs.count; ++i) {
+    const std::uintptr_t first = runs.first_page[i];
+    const std::uintptr_t run_end = first + runs.num_pages[i];
+    if (first <= at && at < run_end) {
+      *inside = true;
+      return std::min(run_end, end);
+    }
+    if (first > at) stop = std::min(stop, first);
+  }
+  *inside = false;
+  return stop;
+}
+
+// Deferred pages that a fresh page lies over (NewLocked's span was carved from the returned
+// span a trimmed span or a donor merged into) are still mapped, so they simply stay. The
+// others are moved into the fresh pages no deferred page lies over, in order, kMinMovePages
+// or more at a time. Whatever is left goes back to the OS.
 std::size_t PageHeap::FinishReleases(const PageRuns& deferred, const PageRuns& fresh) noexcept {
-  bool covers = false;
-  for (int i = 0; i < deferred.count; ++i) {
-    for (int j = 0; j < fresh.count; ++j) {
-      covers |= deferred.first_page[i] < fresh.first_page[j] + fresh.num_pages[j] &&
-                fresh.first_page[j] < deferred.first_page[i] + deferred.num_pages[i];
+  PageRuns holes;  // beyond kMax, the rest just fault
+  for (int j = 0; j < fresh.count; ++j) {
+    const std::uintptr_t end = fresh.first_page[j] + fresh.num_pages[j];
+    for (std::uintptr_t at = fresh.first_page[j]; at < end;) {
+      bool inside = false;
+      const std::uintptr_t stop = SegmentEnd(deferred, at, end, &inside);
+      if (!inside) holes.Add(at, stop - at);
+      at = stop;
     }
   }
-  const bool may_move = !covers && deferred.count != 0 && fresh.count != 0 && MayMove();
+  const bool may_move = deferred.count != 0 && holes.count != 0 && MayMove();
   std::size_t taken = 0;
-  int hole = 0;  // the fresh run the next moved page goes to, at page `next`
-  std::uintptr_t next = fresh.count != 0 ? fresh.first_page[0] : 0;
+  int hole = 0;  // the hole the next moved page goes to, at page `next`
+  std::uintptr_t next = holes.count != 0 ? holes.first_page[0] : 0;
   for (int i = 0; i < deferred.count; ++i) {
-    std::uintptr_t first = deferred.first_page[i];
-    const std::uintptr_t end = first + deferred.num_pages[i];
-    while (covers && first < end) {  // keep the pages inside fresh runs, return the rest
-      std::uintptr_t stop = end;
-      for (int j = 0; j < fresh.count; ++j) {
-        const std::uintptr_t run_end = fresh.first_page[j] + fresh.num_pages[j];
-        if (fresh.first_page[j] <= first && first < run_end) {
-          stop = first;  // inside run j
-          const std::uintptr_t kept_end = std::min(run_end, end);
-          taken += kept_end - first;
-          first = kept_end;
-          break;
-        }
-        if (fresh.first_page[j] > first) stop = std::min<std::uintptr_t>(stop, fresh.first_page[j]);
+    const std::uintptr_t end = deferred.first_page[i] + deferred.num_pages[i];
+    for (std::uintptr_t at = deferred.first_page[i]; at < end;) {
+      bool inside = false;
+      const std::uintptr_t stop = SegmentEnd(fresh, at, end, &inside);
+      if (inside) {
+        taken += stop - at;
+      } else {
+        const std::size_t moved = may_move ? MoveIntoHoles(at, stop, holes, &hole, &next) : 0;
+        taken += moved;
+        ReturnPages(at + moved, stop);
       }
-      if (stop > first) {
-        ReturnPages(first, stop);
-        first = stop;
-      }
+      at = stop;
     }
-    while (may_move && hole < fresh.count && end - first >= kMinMovePages && MovesAllowed()) {
-      const std::uintptr_t hole_end = fresh.first_page[hole] + fresh.num_pages[hole];
-      const std::size_t pages = std::min<std::size_t>(end - first, hole_end - next);
-      if (pages < kMinMovePages) {  // too short a rest of this run: its pages fault in
-        if (++hole < fresh.count) next = fresh.first_page[hole];
-        continue;
-      }
-      if (!platform::MovePages(reinterpret_cast<void*>(first << kPageShift),
-                               reinterpret_cast<void*>(next << kPageShift), pages << kPageShift)) {
-        ++moves_refused_;
-        break;
-      }
-      // Both ranges as Grow leaves a reservation (the moved pages keep their advice).
-      platform::AdviseHugePages(reinterpret_cast<void*>(first << kPageShift), pages << kPageShift,
-                                false);
-      ++num_moves_;
-      bytes_moved_ += pages << kPageShift;
-      taken += pages;
-      first += pages;
-      next += pages;
-      if (next == hole_end && ++hole < fresh.count) next = fresh.first_page[hole];
-    }
-    ReturnPages(first, end);
   }
   return taken;
+}
+
+// Moves the pages from `first` on into the holes, from hole `*hole` at page `*next`, while
+// both sides have kMinMovePages or more; returns how many moved.
+std::size_t PageHeap::MoveIntoHoles(std::uintptr_t first, std::uintptr_t end, const PageRuns& holes,
+                                    int* hole, std::uintptr_t* next) noexcept {
+  const std::uintptr_t start = first;
+  while (*hole < holes.count && end - first >= kMinMovePages && MovesAllowed()) {
+    const std::uintptr_t hole_end = holes.first_page[*hole] + holes.num_pages[*hole];
+    const std::size_t pages = std::min<std::size_t>(end - first, hole_end - *next);
+    if (pages < kMinMovePages) {  // too short a rest of this hole: its pages fault in
+      if (++*hole < holes.count) *next = holes.first_page[*hole];
+      continue;
+    }
+    if (!platform::MovePages(reinterpret_cast<void*>(first << kPageShift),
+                             reinterpret_cast<void*>(*next << kPageShift), pages << kPageShift)) {
+      ++moves_refused_;
+      break;
+    }
+    // Both ranges as Grow leaves a reservation (the moved pages keep their advice).
+    platform::AdviseHugePages(reinterpret_cast<void*>(first << kPageShift), pages << kPageShift,
+                              false);
+    ++num_moves_;
+    bytes_moved_ += pages << kPageShift;
+    first += pages;
+    *next += pages;
+    if (*next == hole_end && ++*hole < holes.count) *next = holes.first_page[*hole];
+  }
+  return first - start;
 }
 
 // Committed free spans beyond the bound go back to the OS, smallest first, as in the trim

@@ -286,6 +286,12 @@ class PageHeap {
   // (about to be committed) take; returns how many of those came with old bytes.
   std::size_t FinishReleases(const PageRuns& deferred, const PageRuns& fresh) noexcept
       MEMARENA_REQUIRES(lock_);
+  std::size_t MoveIntoHoles(std::uintptr_t first, std::uintptr_t end, const PageRuns& holes,
+                            int* hole, std::uintptr_t* next) noexcept MEMARENA_REQUIRES(lock_);
+  // Where the segment of [at, end) that starts at `at` ends: the end of the run of `runs`
+  // `at` lies in (`*inside`), or the next run's start.
+  static std::uintptr_t SegmentEnd(const PageRuns& runs, std::uintptr_t at, std::uintptr_t end,
+                                   bool* inside) noexcept;
   // Gives the pages [first_page, end_page) of free spans back to the OS.
   void ReturnPages(std::uintptr_t first_page, std::uintptr_t end_page) noexcept
       MEMARENA_REQUIRES(lock_);
