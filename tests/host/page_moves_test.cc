@@ -75,7 +75,6 @@ TEST_F(PageMovesTest, AGrowthTakesTheTrimmedSpansPagesInsteadOfFaultingFreshOnes
             kTrimmedPages * kPageSize);
   EXPECT_EQ(platform::ResidentBytesIn(a_start, kTrimmedPages * kPageSize), 0u)
       << "a gave its pages";
-  EXPECT_EQ(a_start[0], 0) << "a's range reads as zeros, as after a decommit";
   EXPECT_FALSE(grown->zero_pages) << "moved pages hold old bytes: calloc must fill them";
   EXPECT_TRUE(grown->fresh_pages) << "its last 40 pages come from the OS";
   EXPECT_EQ(after.held, (2 * kTrimmedPages + 48) * kPageSize - kTrimmedPages * kPageSize)
@@ -113,6 +112,43 @@ TEST_F(PageMovesTest, ALargeGrowthTakesTheCommittedFreeSpansTheTrimKeeps) {
   EXPECT_EQ(after.free_committed, (PageHeap::kMinMovePages - 1) * kPageSize) << "c stays";
   ExpectConsistent();
   for (Span* span : {b, d, grown}) heap_.Delete(span);
+  heap_.ReleaseFree();
+  EXPECT_EQ(heap_.Stats().held, 0u);
+  ExpectConsistent();
+}
+
+// An aligned request (which never straddles a free run) takes donors a and c. a borders the
+// returned rest, so the span is carved over a's pages, which stay where they are; c's move
+// into the span's fresh pages after them.
+TEST_F(PageMovesTest, DonorPagesUnderTheNewSpanStayAndTheOthersMoveAfterThem) {
+  Span* c = New(PageHeap::kMinMovePages + 8);
+  Span* y = New(8);
+  Span* a = New(kMovePages);
+  ASSERT_TRUE(c && y && a);
+  ASSERT_EQ(a->first_page, c->first_page + c->num_pages + 8) << "the layout the test needs";
+  char* const a_start = a->Start();
+  Stamp(a, kMovePages, 11);
+  Stamp(c, c->num_pages, 99);
+  const std::size_t c_pages = c->num_pages;
+  heap_.Delete(a);
+  heap_.Delete(c);
+  Failure failure = Failure::kNone;
+  const std::size_t pages = kMovePages + c_pages + 36;
+  Span* grown = heap_.New(pages, 8, 0, pages * kPageSize, &failure);
+  ASSERT_NE(grown, nullptr);
+  const PageHeapStats after = heap_.Stats();
+  ASSERT_EQ(after.moves_refused, 0u) << "the kernel refused mremap";
+  EXPECT_EQ(grown->Start(), a_start);
+  EXPECT_EQ(after.bytes_moved, c_pages * kPageSize) << "c's pages only";
+  EXPECT_TRUE(HasStamp(grown->Start(), kMovePages, 11)) << "a's bytes, in place";
+  EXPECT_TRUE(HasStamp(grown->Start() + kMovePages * kPageSize, c_pages, 99)) << "c's, moved";
+  EXPECT_FALSE(grown->zero_pages);
+  EXPECT_TRUE(grown->fresh_pages) << "its last 36 pages come from the OS";
+  EXPECT_EQ(after.held, (8 + pages) * kPageSize);
+  EXPECT_EQ(after.free_committed, 0u);
+  ExpectConsistent();
+  heap_.Delete(y);
+  heap_.Delete(grown);
   heap_.ReleaseFree();
   EXPECT_EQ(heap_.Stats().held, 0u);
   ExpectConsistent();
