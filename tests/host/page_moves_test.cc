@@ -213,6 +213,62 @@ TEST_F(PageMovesTest, MovesPauseWhileTheProcessHoldsTooManyMappings) {
   ExpectConsistent();
 }
 
+// Random growth and frees of large spans, so that trims, donors, moves and the mapping
+// again all happen: no live span's bytes change but by its owner, a span marked zero_pages
+// reads as zeros, and the heap's books stay consistent.
+TEST_F(PageMovesTest, RandomGrowthNeverTouchesALiveSpanAndZeroMeansZero) {
+  struct Live {
+    Span* span;
+    unsigned char tag;
+  };
+  std::vector<Live> live;
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  auto intact = [](const Live& l) {
+    for (std::size_t p = 0; p < l.span->num_pages; ++p) {
+      if (l.span->Start()[p * kPageSize] != static_cast<char>(l.tag + p)) return false;
+    }
+    return true;
+  };
+  for (int op = 0; op < 3000; ++op) {
+    if (live.size() < 24 && (live.empty() || next() % 3 != 0)) {
+      Span* span = New(1 + next() % 600);
+      ASSERT_NE(span, nullptr);
+      if (span->zero_pages) {
+        for (std::size_t p = 0; p < span->num_pages; ++p) {
+          ASSERT_EQ(span->Start()[p * kPageSize], 0) << "a zero_pages span holds old bytes";
+        }
+      }
+      const auto tag = static_cast<unsigned char>(next());
+      for (std::size_t p = 0; p < span->num_pages; ++p) {
+        span->Start()[p * kPageSize] = static_cast<char>(tag + p);
+      }
+      live.push_back({span, tag});
+    } else {
+      const std::size_t i = next() % live.size();
+      ASSERT_TRUE(intact(live[i])) << "a live span changed (op " << op << ")";
+      heap_.Delete(live[i].span);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (op % 50 == 0) {
+      for (const Live& l : live) ASSERT_TRUE(intact(l)) << "a live span changed (op " << op << ")";
+      ExpectConsistent();
+    }
+  }
+  EXPECT_GT(heap_.Stats().bytes_moved, 0u) << "the test no longer exercises moves";
+  for (const Live& l : live) {
+    EXPECT_TRUE(intact(l));
+    heap_.Delete(l.span);
+  }
+  heap_.ReleaseFree();
+  EXPECT_EQ(heap_.Stats().held, 0u);
+  ExpectConsistent();
+}
+
 TEST(PlatformMovePages, MovesTheBytesAndLeavesZerosBehind) {
   const std::size_t size = 64 * platform::PageSize();
   char* from = static_cast<char*>(platform::MapPages(size, 0));
