@@ -552,6 +552,7 @@ bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, s
   *lo = RoundUp(start, huge_page);
   *hi = (start + span->Bytes()) & ~(std::uintptr_t{huge_page} - 1);
   if (*hi <= *lo) return false;
+  if (!huge_faults_.Trusted()) *hi = std::min<std::uintptr_t>(*hi, *lo + huge_page);  // the trial
   span->huge_advised = true;
   ++huge_page_blocks_;
   return true;
