@@ -829,10 +829,10 @@ bool PageHeap::MayMove() noexcept {
 }
 
 // Once pages have moved, a run of kMinMovePages or more goes back by being mapped again,
-// which mends the split mappings the moves left (each move's pages stay a mapping apart, and
-// at scale 1 large_buffers went from 180 to 580 mappings without this); its advice is put
-// back as Grow leaves a reservation. Smaller runs, and every run before a move, are dropped
-// in place: one call.
+// which mends the split mappings the moves left (each move's pages stay a mapping apart:
+// without this, what a heap moved stays split after it gave everything back); its advice is
+// put back as Grow leaves a reservation. Smaller runs, and every run before a move, are
+// dropped in place: one call.
 void PageHeap::ReturnPages(std::uintptr_t first_page, std::uintptr_t end_page) noexcept {
   if (first_page >= end_page) return;
   void* start = reinterpret_cast<void*>(first_page << kPageShift);
@@ -1010,11 +1010,7 @@ std::size_t PageHeap::Decommit(Span* span, PageRuns* deferred) noexcept {
   if (std::exchange(span->huge_advised, false)) {
     platform::AdviseHugePages(span->Start(), bytes, false);
   }
-  if (deferred != nullptr && deferred->count < PageRuns::kMax) {
-    deferred->first_page[deferred->count] = span->first_page;
-    deferred->num_pages[deferred->count] = span->num_pages;
-    ++deferred->count;
-  } else {
+  if (deferred == nullptr || !deferred->Add(span->first_page, span->num_pages)) {
     ReturnPages(span->first_page, span->first_page + span->num_pages);
   }
   ++num_releases_;
