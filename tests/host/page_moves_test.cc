@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "host/page_heap.h"
@@ -269,33 +270,44 @@ TEST_F(PageMovesTest, RandomGrowthNeverTouchesALiveSpanAndZeroMeansZero) {
   ExpectConsistent();
 }
 
+// Two ranges of `pages` OS pages mapped as the heap maps its reservations, unmapped at the end.
+struct TwoRanges {
+  explicit TwoRanges(std::size_t pages) : size(pages * platform::PageSize()) {
+    from = static_cast<char*>(platform::MapPages(size, 0));
+    to = static_cast<char*>(platform::MapPages(size, 0));
+  }
+  ~TwoRanges() {
+    if (from != nullptr) platform::UnmapPages(from, size);
+    if (to != nullptr) platform::UnmapPages(to, size);
+  }
+  TwoRanges(const TwoRanges&) = delete;
+  TwoRanges& operator=(const TwoRanges&) = delete;
+  std::size_t size;
+  char* from = nullptr;
+  char* to = nullptr;
+};
+
 TEST(PlatformMovePages, MovesTheBytesAndLeavesZerosBehind) {
-  const std::size_t size = 64 * platform::PageSize();
-  char* from = static_cast<char*>(platform::MapPages(size, 0));
-  char* to = static_cast<char*>(platform::MapPages(size, 0));
-  ASSERT_TRUE(from && to);
-  std::memset(from, 0x33, size);
-  ASSERT_TRUE(platform::MovePages(from, to, size));
-  EXPECT_EQ(to[0], 0x33);
-  EXPECT_EQ(to[size - 1], 0x33);
-  EXPECT_EQ(from[0], 0) << "the source is mapped again, as fresh pages";
-  from[size - 1] = 1;  // and writable
-  platform::UnmapPages(from, size);
-  platform::UnmapPages(to, size);
+  TwoRanges r(64);
+  ASSERT_TRUE(r.from && r.to);
+  std::memset(r.from, 0x33, r.size);
+  ASSERT_TRUE(platform::MovePages(r.from, r.to, r.size));
+  EXPECT_EQ(r.to[0], 0x33);
+  EXPECT_EQ(r.to[r.size - 1], 0x33);
+  EXPECT_EQ(r.from[0], 0) << "the source is mapped again, as fresh pages";
+  r.from[r.size - 1] = 1;  // and writable
 }
 
 // A source that is not mapped is refused; the destination must still be mapped.
 TEST(PlatformMovePages, ARefusedMoveLeavesTheDestinationMapped) {
-  const std::size_t size = 16 * platform::PageSize();
-  char* from = static_cast<char*>(platform::MapPages(size, 0));
-  char* to = static_cast<char*>(platform::MapPages(size, 0));
-  ASSERT_TRUE(from && to);
-  std::memset(to, 0x55, size);
-  platform::UnmapPages(from, size);
-  EXPECT_FALSE(platform::MovePages(from, to, size));
-  EXPECT_EQ(to[0], 0) << "mapped again as fresh pages";
-  to[size - 1] = 1;  // and writable
-  platform::UnmapPages(to, size);
+  TwoRanges r(16);
+  ASSERT_TRUE(r.from && r.to);
+  std::memset(r.to, 0x55, r.size);
+  char* const gone = std::exchange(r.from, nullptr);
+  platform::UnmapPages(gone, r.size);
+  EXPECT_FALSE(platform::MovePages(gone, r.to, r.size));
+  EXPECT_EQ(r.to[0], 0) << "mapped again as fresh pages";
+  r.to[r.size - 1] = 1;  // and writable
 }
 
 }  // namespace
