@@ -51,6 +51,10 @@ struct AllocatorStats {
   std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads
   std::size_t bytes_in_central_lists = 0;  // free objects in the central (shared) lists
   std::size_t bytes_metadata = 0;          // span records, pagemap, caches (not in held)
+  // Host allocator only: free pages that a growth took over with mremap instead of faulting
+  // fresh ones in (docs/host.md, "Held bytes and the ceiling", step 6); they are counted in
+  // bytes_released too, since their old place went back.
+  std::uint64_t bytes_moved = 0;
 
   // Host allocator only: transparent huge pages (HostConfig::huge_pages). They are asked
   // for while huge_page_size != 0, huge_pages_enabled and huge_page_slow_fault_nanos == 0.

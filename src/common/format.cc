@@ -96,6 +96,10 @@ std::string StatsSummary(const AllocatorStats& s) {
         "tails {}; metadata {} (outside held)\n",
         FormatBytes(s.bytes_in_thread_caches), FormatBytes(s.bytes_in_central_lists),
         FormatBytes(s.bytes_releasable), FormatBytes(other), FormatBytes(s.bytes_metadata));
+    if (s.bytes_moved != 0) {
+      out += fmt::format("  moved {} of free pages into growing spans instead of faulting them\n",
+                         FormatBytes(s.bytes_moved));
+    }
     out += HugePagesLine(s);
   }
   return out;

@@ -1389,6 +1389,7 @@ AllocatorStats Stats() noexcept {
   s.num_reserves = heap.num_reserves;
   s.num_releases = heap.num_releases;
   s.bytes_released = heap.bytes_released;
+  s.bytes_moved = heap.bytes_moved;
   s.num_ooms = g_ooms.load(std::memory_order_relaxed);
   s.max_alloc_size = std::max(largest_class_used, heap.max_large_request);
   s.bytes_in_thread_caches = counters.cached;

@@ -183,7 +183,8 @@ std::size_t PageHeap::WindowAround(const Span* anchor, std::size_t pages, bool f
 // the most committed pages starts or ends at a committed span's edge or at the run's end,
 // so each committed span is tried as the window's first and as its last, slid back from
 // the run's end. nullptr when no run is long enough or held may not grow by the difference.
-Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) noexcept {
+Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class,
+                                   std::size_t* taken) noexcept {
   Span* anchor = nullptr;
   std::uintptr_t start = 0;
   std::size_t committed = 0;
@@ -210,7 +211,10 @@ Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) n
   if (threshold != 0 && Held() + (missing << kPageShift) > threshold) return nullptr;
   // The window's committed spans stay out of the trim; the anchor's record survives it (a
   // committed span only merges when freed), the returned ones may merge with what it returns.
-  TrimBeforeGrowLocked(pages << kPageShift, start, start + pages);
+  PageRuns deferred;
+  TrimBeforeGrowLocked(pages << kPageShift, start, start + pages, &deferred);
+  // Before held grows: donors and the new pages are never counted at once.
+  TakeDonors(missing, &deferred, start, start + pages);
   // A returned span that reaches past either end of the window is split: two records at
   // most, taken before anything changes so a refusal leaves the heap as it was.
   Span* spare[2] = {NewRecord(), NewRecord()};
@@ -218,13 +222,20 @@ Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) n
     for (Span* record : spare) {
       if (record != nullptr) DeleteRecord(record);
     }
+    FinishReleases(deferred, PageRuns{});
     return nullptr;
   }
   Span* span = anchor;
   while (span->first_page > start) span = FreeNeighbour(span, false);
   Span* merged = nullptr;
+  PageRuns fresh;  // the window's returned pages (beyond kMax runs, the rest just fault)
   for (;;) {
-    if (span->state == SpanState::kReturned) span = CommitPart(span, start, start + pages, spare);
+    if (span->state == SpanState::kReturned) {
+      const std::uintptr_t first = std::max<std::uintptr_t>(span->first_page, start);
+      fresh.Add(first, std::min<std::uintptr_t>(span->first_page + span->num_pages,
+                                                start + pages) - first);
+      span = CommitPart(span, start, start + pages, spare);
+    }
     merged = span;
     if (span->first_page + span->num_pages >= start + pages) break;
     span = FreeNeighbour(span, true);
@@ -232,6 +243,7 @@ Span* PageHeap::ExtendIntoReturned(std::size_t pages, std::uint8_t size_class) n
   for (Span* record : spare) {
     if (record != nullptr) DeleteRecord(record);
   }
+  *taken = FinishReleases(deferred, fresh);
   return Carve(merged, pages, 1, size_class);
 }
 
@@ -540,6 +552,7 @@ bool PageHeap::TakeHugeInterior(Span* span, bool fresh, std::size_t huge_page, s
   *lo = RoundUp(start, huge_page);
   *hi = (start + span->Bytes()) & ~(std::uintptr_t{huge_page} - 1);
   if (*hi <= *lo) return false;
+  if (!huge_faults_.Trusted()) *hi = std::min<std::uintptr_t>(*hi, *lo + huge_page);  // the trial
   span->huge_advised = true;
   ++huge_page_blocks_;
   return true;
@@ -605,9 +618,11 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
     return span;
   }
   if (align_pages == 1) {
-    span = ExtendIntoReturned(pages, size_class);
+    std::size_t taken = 0;
+    span = ExtendIntoReturned(pages, size_class, &taken);
     if (span != nullptr) {
-      *fresh = span->fresh_pages = true;  // and committed pages: not zero_pages
+      span->fresh_pages = true;  // and committed pages: not zero_pages
+      *fresh = taken == 0;       // see below
       CountNew(span, requested);
       CheckIfEnabled();
       return span;
@@ -618,8 +633,13 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
   if (threshold != 0 && Held() + bytes > threshold && free_bytes_[0] != 0) {
     ReleaseFreeLocked();
   }
-  TrimBeforeGrowLocked(bytes);
+  PageRuns deferred;
+  TrimBeforeGrowLocked(bytes, 0, 0, &deferred);
+  // Before held grows, as in ExtendIntoReturned. A donor the span is then carved over keeps
+  // its pages in place (FinishReleases).
+  if (size_class == 0) TakeDonors(pages, &deferred, 0, 0);
   if (!ReserveHeld(bytes)) {
+    FinishReleases(deferred, PageRuns{});
     *failure = Failure::kCeiling;
     return nullptr;
   }
@@ -628,14 +648,22 @@ Span* PageHeap::NewLocked(std::size_t pages, std::size_t align_pages, std::uint8
     span = FindFit(SpanState::kReturned, pages, align_pages);
   }
   if (span != nullptr) span = Carve(span, pages, align_pages, size_class);
+  PageRuns fresh_runs;
+  if (span != nullptr) {
+    fresh_runs.Add(span->first_page, span->num_pages);
+  }
+  const std::size_t taken = FinishReleases(deferred, fresh_runs);
   if (span == nullptr) {
     held_.fetch_sub(bytes, std::memory_order_relaxed);
     *failure = Failure::kOs;
   } else {
-    span->fresh_pages = true;  // returned or never committed: zero unless a decommit failed
-    span->zero_pages = !decommit_failed_;
+    // Returned or never committed: zero unless a decommit failed or old pages moved in.
+    span->fresh_pages = taken < pages;
+    span->zero_pages = !decommit_failed_ && taken == 0;
   }
-  *fresh = true;
+  // A huge page is asked for and timed only on pages all fresh: one moved in would time
+  // as a fast fault.
+  *fresh = taken == 0;
   CountNew(span, requested);
   CheckIfEnabled();
   return span;
@@ -779,11 +807,147 @@ std::size_t PageHeap::KeptFreeBound() const noexcept {
 // can reuse whole (large_buffers at scale 0.1: 180 k page faults, 192 k with the largest
 // first). Spans in [keep_lo, keep_hi), which the request is about to use, stay.
 void PageHeap::TrimBeforeGrowLocked(std::size_t bytes, std::uintptr_t keep_lo,
-                                    std::uintptr_t keep_hi) noexcept {
+                                    std::uintptr_t keep_hi, PageRuns* deferred) noexcept {
   const std::size_t after = in_use_bytes_ + bytes;
   const std::size_t peak = std::max(recent_in_use_.Value(), after);
   const std::size_t keep = std::max(kMinKeptOnGrow, peak + peak / kGrowSlackDivisor - after);
-  if (free_bytes_[0] > keep) ReleaseDownToLocked(keep, true, keep_lo, keep_hi);
+  if (free_bytes_[0] > keep) ReleaseDownToLocked(keep, true, keep_lo, keep_hi, deferred);
+}
+
+bool PageHeap::MovesAllowed() const noexcept {
+  // After a failed decommit (locked memory) a move could map pages the lock does not cover.
+  return !decommit_failed_ && !too_many_mappings_ && moves_refused_ < kMaxMoveRefusals;
+}
+
+bool PageHeap::MayMove() noexcept {
+  if (++growths_since_map_count_ >= kMapCountInterval) {
+    growths_since_map_count_ = 0;
+    const std::size_t mappings = platform::CountMappings();
+    too_many_mappings_ = mappings == 0 || mappings > kMaxMappingsForMoves;  // 0: unknown
+  }
+  return MovesAllowed();
+}
+
+// Once pages have moved, a run of kMinMovePages or more goes back by being mapped again,
+// which mends the split mappings the moves left (each move's pages stay a mapping apart:
+// without this, what a heap moved stays split after it gave everything back); its advice is
+// put back as Grow leaves a reservation. Smaller runs, and every run before a move, are
+// dropped in place: one call.
+void PageHeap::ReturnPages(std::uintptr_t first_page, std::uintptr_t end_page) noexcept {
+  if (first_page >= end_page) return;
+  void* start = reinterpret_cast<void*>(first_page << kPageShift);
+  const std::size_t bytes = (end_page - first_page) << kPageShift;
+  if (num_moves_ != 0 && end_page - first_page >= kMinMovePages && !decommit_failed_) {
+    // Resident again: future mappings are locked, and returned pages keep what they hold.
+    if (!platform::RemapPages(start, bytes)) decommit_failed_ = true;
+    platform::AdviseHugePages(start, bytes, false);
+  } else if (!platform::DecommitPages(start, bytes)) {
+    decommit_failed_ = true;
+  }
+}
+
+void PageHeap::TakeDonors(std::size_t pages, PageRuns* deferred, std::uintptr_t keep_lo,
+                          std::uintptr_t keep_hi) noexcept {
+  std::size_t have = 0;
+  bool asked = false;
+  for (int i = 0; i < deferred->count; ++i) have += deferred->num_pages[i];
+  // The large list, then the exact sizes from the largest: fewest calls for the pages.
+  for (std::size_t n = kMaxPages + 1; n >= kMinMovePages && have < pages; --n) {
+    SpanList& list = n <= kMaxPages ? free_[0][n] : large_[0];
+    Span* span = list.Head();
+    while (span != nullptr && have < pages && deferred->count < PageRuns::kMax) {
+      Span* next = span->next;
+      const bool kept = span->first_page + span->num_pages > keep_lo && span->first_page < keep_hi;
+      if (!kept && span->num_pages <= pages - have) {
+        if (!std::exchange(asked, true) && !MayMove()) return;
+        have += span->num_pages;
+        bytes_released_ += Decommit(span, deferred);
+      }
+      span = next;
+    }
+  }
+}
+
+std::uintptr_t PageHeap::SegmentEnd(const PageRuns& runs, std::uintptr_t at, std::uintptr_t end,
+                                    bool* inside) noexcept {
+  std::uintptr_t stop = end;
+  for (int i = 0; i < runs.count; ++i) {
+    const std::uintptr_t first = runs.first_page[i];
+    const std::uintptr_t run_end = first + runs.num_pages[i];
+    if (first <= at && at < run_end) {
+      *inside = true;
+      return std::min(run_end, end);
+    }
+    if (first > at) stop = std::min(stop, first);
+  }
+  *inside = false;
+  return stop;
+}
+
+// Deferred pages that a fresh page lies over (NewLocked's span was carved from the returned
+// span a trimmed span or a donor merged into) are still mapped, so they simply stay. The
+// others are moved into the fresh pages no deferred page lies over, in order, kMinMovePages
+// or more at a time. Whatever is left goes back to the OS.
+std::size_t PageHeap::FinishReleases(const PageRuns& deferred, const PageRuns& fresh) noexcept {
+  PageRuns holes;  // beyond kMax, the rest just fault
+  for (int j = 0; j < fresh.count; ++j) {
+    const std::uintptr_t end = fresh.first_page[j] + fresh.num_pages[j];
+    for (std::uintptr_t at = fresh.first_page[j]; at < end;) {
+      bool inside = false;
+      const std::uintptr_t stop = SegmentEnd(deferred, at, end, &inside);
+      if (!inside) holes.Add(at, stop - at);
+      at = stop;
+    }
+  }
+  const bool may_move = deferred.count != 0 && holes.count != 0 && MayMove();
+  std::size_t taken = 0;
+  int hole = 0;  // the hole the next moved page goes to, at page `next`
+  std::uintptr_t next = holes.count != 0 ? holes.first_page[0] : 0;
+  for (int i = 0; i < deferred.count; ++i) {
+    const std::uintptr_t end = deferred.first_page[i] + deferred.num_pages[i];
+    for (std::uintptr_t at = deferred.first_page[i]; at < end;) {
+      bool inside = false;
+      const std::uintptr_t stop = SegmentEnd(fresh, at, end, &inside);
+      if (inside) {
+        taken += stop - at;
+      } else {
+        const std::size_t moved = may_move ? MoveIntoHoles(at, stop, holes, &hole, &next) : 0;
+        taken += moved;
+        ReturnPages(at + moved, stop);
+      }
+      at = stop;
+    }
+  }
+  return taken;
+}
+
+// Moves the pages from `first` on into the holes, from hole `*hole` at page `*next`, while
+// both sides have kMinMovePages or more; returns how many moved.
+std::size_t PageHeap::MoveIntoHoles(std::uintptr_t first, std::uintptr_t end, const PageRuns& holes,
+                                    int* hole, std::uintptr_t* next) noexcept {
+  const std::uintptr_t start = first;
+  while (*hole < holes.count && end - first >= kMinMovePages && MovesAllowed()) {
+    const std::uintptr_t hole_end = holes.first_page[*hole] + holes.num_pages[*hole];
+    const std::size_t pages = std::min<std::size_t>(end - first, hole_end - *next);
+    if (pages < kMinMovePages) {  // too short a rest of this hole: its pages fault in
+      if (++*hole < holes.count) *next = holes.first_page[*hole];
+      continue;
+    }
+    if (!platform::MovePages(reinterpret_cast<void*>(first << kPageShift),
+                             reinterpret_cast<void*>(*next << kPageShift), pages << kPageShift)) {
+      ++moves_refused_;
+      break;
+    }
+    // Both ranges as Grow leaves a reservation (the moved pages keep their advice).
+    platform::AdviseHugePages(reinterpret_cast<void*>(first << kPageShift), pages << kPageShift,
+                              false);
+    ++num_moves_;
+    bytes_moved_ += pages << kPageShift;
+    first += pages;
+    *next += pages;
+    if (*next == hole_end && ++*hole < holes.count) *next = holes.first_page[*hole];
+  }
+  return first - start;
 }
 
 // Committed free spans beyond the bound go back to the OS, smallest first, as in the trim
@@ -797,17 +961,20 @@ void PageHeap::ScavengeLocked() noexcept {
 }
 
 std::size_t PageHeap::ReleaseDownToLocked(std::size_t keep_bytes, bool smallest_first,
-                                          std::uintptr_t keep_lo, std::uintptr_t keep_hi) noexcept {
+                                          std::uintptr_t keep_lo, std::uintptr_t keep_hi,
+                                          PageRuns* deferred) noexcept {
   std::size_t released = 0;
   if (smallest_first) {
     for (std::size_t n = 1; n <= kMaxPages; ++n) {
-      released += ReleaseFromListLocked(free_[0][n], keep_bytes, false, keep_lo, keep_hi);
+      released +=
+          ReleaseFromListLocked(free_[0][n], keep_bytes, false, keep_lo, keep_hi, deferred);
     }
-    released += ReleaseFromListLocked(large_[0], keep_bytes, true, keep_lo, keep_hi);
+    released += ReleaseFromListLocked(large_[0], keep_bytes, true, keep_lo, keep_hi, deferred);
   } else {
-    released += ReleaseFromListLocked(large_[0], keep_bytes, false, keep_lo, keep_hi);
+    released += ReleaseFromListLocked(large_[0], keep_bytes, false, keep_lo, keep_hi, deferred);
     for (std::size_t n = kMaxPages; n > 0; --n) {
-      released += ReleaseFromListLocked(free_[0][n], keep_bytes, false, keep_lo, keep_hi);
+      released +=
+          ReleaseFromListLocked(free_[0][n], keep_bytes, false, keep_lo, keep_hi, deferred);
     }
   }
   bytes_released_ += released;
@@ -818,7 +985,8 @@ std::size_t PageHeap::ReleaseDownToLocked(std::size_t keep_bytes, bool smallest_
 // or in list order, never one that overlaps [keep_lo, keep_hi).
 std::size_t PageHeap::ReleaseFromListLocked(SpanList& list, std::size_t keep_bytes,
                                             bool smallest_first, std::uintptr_t keep_lo,
-                                            std::uintptr_t keep_hi) noexcept {
+                                            std::uintptr_t keep_hi,
+                                            PageRuns* deferred) noexcept {
   std::size_t released = 0;
   while (free_bytes_[0] > keep_bytes) {
     Span* pick = nullptr;
@@ -828,20 +996,23 @@ std::size_t PageHeap::ReleaseFromListLocked(SpanList& list, std::size_t keep_byt
       if (!smallest_first) break;
     }
     if (pick == nullptr) break;
-    released += Decommit(pick);
+    released += Decommit(pick, deferred);
   }
   return released;
 }
 
-// Returns a committed free span's pages to the OS; it then merges with returned neighbours.
-std::size_t PageHeap::Decommit(Span* span) noexcept {
+// Returns a committed free span's pages to the OS (or leaves them to FinishReleases, when
+// `deferred` has room); it then merges with returned neighbours.
+std::size_t PageHeap::Decommit(Span* span, PageRuns* deferred) noexcept {
   const std::size_t bytes = span->Bytes();
   Unlink(span);
   // The advice goes first: returned pages must fault back as small pages (see Grow).
   if (std::exchange(span->huge_advised, false)) {
     platform::AdviseHugePages(span->Start(), bytes, false);
   }
-  if (!platform::DecommitPages(span->Start(), bytes)) decommit_failed_ = true;
+  if (deferred == nullptr || !deferred->Add(span->first_page, span->num_pages)) {
+    ReturnPages(span->first_page, span->first_page + span->num_pages);
+  }
   ++num_releases_;
   held_.fetch_sub(bytes, std::memory_order_relaxed);
   span->state = SpanState::kReturned;
@@ -902,6 +1073,8 @@ PageHeapStats PageHeap::Stats() const noexcept {
   s.num_reserves = num_reserves_;
   s.num_releases = num_releases_;
   s.bytes_released = bytes_released_;
+  s.bytes_moved = bytes_moved_;
+  s.moves_refused = moves_refused_;
   s.ceiling = Ceiling();
   s.large_allocs = large_allocs_;
   s.large_frees = large_frees_;

@@ -42,6 +42,28 @@ std::size_t HugePageSize() noexcept;
 // without THP refuses it, and that is ignored. Pages already mapped stay as they are.
 void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept;
 
+// Moves the physical pages behind the committed range [from, from + size) to [to, to + size)
+// without copying or faulting (mremap): `to` then holds the bytes `from` held, in a mapping
+// of its own that the kernel does not merge with its neighbours (its pages keep their
+// first address's offset), and `from` is mapped again as RemapPages leaves a range. Both
+// ranges are page-aligned, apart, and inside mappings of MapPages whose pages the caller
+// owns; what `to` held is dropped. False when the kernel refused (`from` spans two
+// mappings); then `from` is as it was and `to` is fresh zero pages. Dies when a range
+// cannot be mapped again: the heap would fault there later.
+bool MovePages(void* from, void* to, std::size_t size) noexcept;
+
+// DecommitPages by mapping the range again (MAP_FIXED) as MapPages maps it: fresh zero
+// pages with no advice (AdviseHugePages) on them, which the kernel merges with neighbours
+// that were never moved, so the split mappings MovePages leaves are mended as they are
+// given back. False when the new pages came resident: the process locks its future
+// mappings (mlockall with MCL_FUTURE), so this frees nothing. Dies as MovePages does.
+bool RemapPages(void* ptr, std::size_t size) noexcept;
+
+// The process's memory mappings (lines of /proc/self/maps; the kernel allows
+// vm.max_map_count, 65,530 by default), or 0 when they cannot be read. Allocation-free; it
+// reads the whole list, about 0.1 ms per thousand mappings.
+std::size_t CountMappings() noexcept;
+
 // Maps the pages of a committed, page-aligned range as a write would (MADV_POPULATE_WRITE),
 // without writing: pages already mapped keep their contents, and an anonymous page in a
 // range advised for huge pages comes as the whole huge page around it. False when the

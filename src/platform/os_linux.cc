@@ -103,6 +103,55 @@ void AdviseHugePages(void* ptr, std::size_t size, bool huge) noexcept {
   if (ptr != nullptr && size != 0) madvise(ptr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
+namespace {
+
+// Maps [ptr, ptr + size) again as fresh zero pages, as MapPages maps them, or dies: a heap
+// range left unmapped would fault at its next use, far from here.
+void MapAgainOrDie(void* ptr, std::size_t size) noexcept {
+  void* again = mmap(ptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (again == ptr) return;
+  static constexpr char kMessage[] = "memarena: a heap range could not be mapped again\n";
+  WriteStderr(kMessage, sizeof kMessage - 1);
+  std::abort();
+}
+
+}  // namespace
+
+bool MovePages(void* from, void* to, std::size_t size) noexcept {
+  if (from == nullptr || to == nullptr || size == 0) return false;
+  if (mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to) != to) {
+    // A kernel may have unmapped the destination before it refused the source (mremap_to
+    // unmaps first, then checks that the source lies in one mapping).
+    MapAgainOrDie(to, size);
+    return false;
+  }
+  MapAgainOrDie(from, size);
+  return true;
+}
+
+bool RemapPages(void* ptr, std::size_t size) noexcept {
+  if (ptr == nullptr || size == 0) return true;
+  MapAgainOrDie(ptr, size);
+  unsigned char resident = 0;
+  return mincore(ptr, PageSize(), &resident) != 0 || (resident & 1) == 0;
+}
+
+std::size_t CountMappings() noexcept {
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  std::size_t lines = 0;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    lines += static_cast<std::size_t>(std::count(buffer, buffer + got, '\n'));
+  }
+  close(fd);
+  return lines;
+}
+
 bool PopulateForWrite(void* ptr, std::size_t size) noexcept {
 #ifndef MADV_POPULATE_WRITE
   constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14's value; older headers lack it

@@ -153,6 +153,34 @@ TEST_F(HugePagesTest, AFreshLargeBlockAdvisesTheWholeHugePagesInsideItAndNothing
   ExpectConsistent();
 }
 
+// The trial: until kFastInARowToTrust huge pages in a row have faulted fast, a fresh block
+// asks for its first huge page only; then for all of them.
+TEST_F(HugePagesTest, UntilHugePagesProveFastABlockAdvisesOnlyItsFirstHugePage) {
+  SkipUnlessTheKernelPopulates();
+  heap_.SetSlowHugeFaultNanos(std::numeric_limits<std::uint64_t>::max() / 2);  // none slow
+  std::vector<Span*> blocks;
+  std::uint32_t huge_faults = 0;
+  while (blocks.size() < 8 && huge_faults < HugeFaultWatch::kFastInARowToTrust) {
+    Span* block = New(8 * kMiB);
+    ASSERT_NE(block, nullptr);
+    const std::uintptr_t lo = InteriorLo(block);
+    EXPECT_TRUE(EveryPageHas(lo, lo + huge_, "hg"));
+    EXPECT_FALSE(AnyPageHas(lo + huge_, InteriorHi(block), "hg")) << "the trial asks for one";
+    if (WholeHugePageAt(lo)) ++huge_faults;
+    blocks.push_back(block);
+  }
+  if (huge_faults < HugeFaultWatch::kFastInARowToTrust) {
+    for (Span* block : blocks) heap_.Delete(block);
+    GTEST_SKIP() << "the kernel made too few huge pages to end the trial";
+  }
+  Span* trusted = New(8 * kMiB);
+  ASSERT_NE(trusted, nullptr);
+  EXPECT_TRUE(EveryPageHas(InteriorLo(trusted), InteriorHi(trusted), "hg"));
+  blocks.push_back(trusted);
+  for (Span* block : blocks) heap_.Delete(block);
+  ExpectConsistent();
+}
+
 TEST_F(HugePagesTest, DecommitTakesTheAdviceBackBeforeThePagesGo) {
   Span* block = New(8 * kMiB);
   ASSERT_NE(block, nullptr);
