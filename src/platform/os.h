@@ -61,7 +61,8 @@ bool RemapPages(void* ptr, std::size_t size) noexcept;
 
 // The process's memory mappings (lines of /proc/self/maps; the kernel allows
 // vm.max_map_count, 65,530 by default), or 0 when they cannot be read. Allocation-free; it
-// reads the whole list, about 0.1 ms per thousand mappings.
+// reads the whole list, about 0.1 ms per thousand mappings, by raw system calls (no
+// wrapper another preloaded library could interpose).
 std::size_t CountMappings() noexcept;
 
 // Maps the pages of a committed, page-aligned range as a write would (MADV_POPULATE_WRITE),

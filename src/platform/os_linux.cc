@@ -137,18 +137,20 @@ bool RemapPages(void* ptr, std::size_t size) noexcept {
   return mincore(ptr, PageSize(), &resident) != 0 || (resident & 1) == 0;
 }
 
+// Raw system calls: the page heap calls this under its lock, and a preloaded library that
+// wraps open or read (and allocates in its wrapper) would re-enter the heap there.
 std::size_t CountMappings() noexcept {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  const long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   std::size_t lines = 0;
   char buffer[4096];
   for (;;) {
-    const ssize_t got = read(fd, buffer, sizeof buffer);
+    const long got = syscall(SYS_read, fd, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     lines += static_cast<std::size_t>(std::count(buffer, buffer + got, '\n'));
   }
-  close(fd);
+  syscall(SYS_close, fd);
   return lines;
 }
 
