@@ -79,7 +79,7 @@ class PageHeap {
   // kernel does not merge with its neighbours until they are given back (ReturnPages), and a
   // process may hold 65,530 mappings: every kMapCountInterval growths that could move
   // pages count the process's mappings first, and moves pause while there are more than
-  // kMaxMappingsForMoves (large_buffers at scale 1 ends with about 550). They stop for good
+  // kMaxMappingsForMoves (large_buffers at scale 1 ends with about 630). They stop for good
   // after kMaxMoveRefusals refusals (pages across two mappings).
   static constexpr std::uint32_t kMapCountInterval = 64;
   static constexpr std::size_t kMaxMappingsForMoves = 4096;

@@ -111,7 +111,11 @@ void MapAgainOrDie(void* ptr, std::size_t size) noexcept {
   void* again = mmap(ptr, size, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   if (again == ptr) return;
-  static constexpr char kMessage[] = "memarena: a heap range could not be mapped again\n";
+  static constexpr char kMessage[] =
+      "memarena: after moving free pages with mremap, a heap range could not be mapped again "
+      "(mmap failed: the process is out of memory or at vm.max_map_count mappings; the heap "
+      "pauses moves above 4096 mappings, so raise vm.max_map_count or lower the process's "
+      "own mapping count)\n";
   WriteStderr(kMessage, sizeof kMessage - 1);
   std::abort();
 }
