@@ -7,14 +7,18 @@
 namespace memarena::host {
 namespace {
 
+// The smallest class that fits among those open to plain requests (not aligned_only).
 TEST(SizeClasses, EverySizeMapsToTheSmallestClassThatFits) {
   for (std::size_t size = 1; size <= kMaxSmallSize; ++size) {
     const std::size_t cls = ClassFor(size);
     ASSERT_GE(cls, 1u) << size;
     ASSERT_LE(cls, kNumClasses) << size;
     ASSERT_GE(ClassSize(cls), size) << "class too small for " << size;
-    if (cls > 1) {
-      ASSERT_LT(ClassSize(cls - 1), size) << "a smaller class fits " << size;
+    ASSERT_FALSE(ClassInfo(cls).aligned_only) << size;
+    std::size_t below = cls - 1;
+    while (below >= 1 && ClassInfo(below).aligned_only) --below;
+    if (below >= 1) {
+      ASSERT_LT(ClassSize(below), size) << "a smaller class fits " << size;
     }
   }
   EXPECT_EQ(ClassFor(0), 1u);
@@ -71,6 +75,28 @@ TEST(SizeClasses, AlignedLookupGivesAlignedClassesThatFit) {
     }
   }
   EXPECT_EQ(ClassForAligned(kMaxSmallSize + 1, 64), 0u);
+}
+
+// Plain 4 KiB requests get objects kColorBytes off the 4 KiB stride (L1 sets); one aligned to
+// 256 B or more gets a 4 KiB object, not the next multiple of 4 KiB (8 KiB).
+TEST(SizeClasses, FourKibRequestsAreColoredUnlessAlignedBeyond128Bytes) {
+  const std::size_t plain = ClassFor(kColoredSize);
+  EXPECT_EQ(ClassSize(plain), kColoredSize + kColorBytes);
+  EXPECT_NE(ClassSize(plain) % 4096, 0u);
+  EXPECT_EQ(ClassFor(kColoredSize - 255), plain) << "3841 B and up share it";
+  for (std::size_t size : {std::size_t{1}, std::size_t{100}, std::size_t{4000}, kColoredSize}) {
+    const std::size_t aligned = ClassForAligned(size, 4096);
+    EXPECT_EQ(ClassSize(aligned), kColoredSize) << size;
+    EXPECT_TRUE(ClassInfo(aligned).aligned_only) << size;
+  }
+  EXPECT_EQ(ClassSize(ClassForAligned(kColoredSize + 1, 4096)), 2 * kColoredSize);
+  // Alignments the colored size is a multiple of keep it (PyTorch aligns tensors to 64 B).
+  EXPECT_EQ(ClassForAligned(kColoredSize, 64), plain);
+  EXPECT_EQ(ClassForAligned(kColoredSize, 128), plain);
+  EXPECT_TRUE(ClassInfo(ClassForAligned(kColoredSize, 256)).aligned_only);
+  int aligned_only = 0;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) aligned_only += ClassInfo(cls).aligned_only;
+  EXPECT_EQ(aligned_only, 1) << "only the 4 KiB class has an aligned twin";
 }
 
 }  // namespace
