@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "memarena/memarena.h"
@@ -84,6 +85,25 @@ TEST(HeapProfile, WritesTheHeapProfileTextFormat) {
   std::remove(expanded.c_str());  // one file per process id: runs would pile them up
   memarena::SetHeapSampleInterval(0);
   EXPECT_THROW(memarena::WriteHeapProfile(path), std::runtime_error);
+}
+
+// A thread that allocates nothing small (a worker handing out tensors) is sampled too: the
+// countdown lives in the thread cache, which its first large allocation builds.
+TEST(HeapProfile, AThreadThatOnlyAllocatesLargeBlocksIsSampled) {
+  memarena::SetHeapSampleInterval(64 * 1024);
+  const std::size_t samples_before = memarena::SampledHeapTotals().samples;
+  std::size_t samples_while_live = 0;
+  std::thread worker([&samples_while_live] {
+    std::vector<void*> tensors;
+    for (int i = 0; i < 16; ++i) tensors.push_back(memarena::HostAllocator().Allocate(kMiB));
+    samples_while_live = memarena::SampledHeapTotals().samples;
+    for (void* p : tensors) memarena::HostAllocator().Deallocate(p);
+  });
+  worker.join();
+  // Each 1 MiB block is 16 mean intervals: sampled unless a draw exceeds 1 MiB (e^-16).
+  EXPECT_GE(samples_while_live, samples_before + 15);
+  EXPECT_EQ(memarena::SampledHeapTotals().samples, samples_before);
+  memarena::SetHeapSampleInterval(0);
 }
 
 }  // namespace
