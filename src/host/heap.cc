@@ -704,12 +704,12 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t a
 
 // Counts `bytes` against this thread's sampling interval (the fast path only counts when
 // it serves the request itself) and takes a sample when the interval ran out. The countdown
-// lives in the thread cache, so a thread's first allocation builds its cache even when it
-// is large: with OwnCache() a thread that only allocated large blocks (a worker handing out
-// tensors through HostAllocator) was never sampled, and its blocks were missing from every
-// heap profile. Only an exiting thread (no cache any more) goes unsampled.
+// lives in the thread cache, so while sampling is on a thread's first allocation builds its
+// cache even when it is large: with OwnCache() a thread that only allocated large blocks (a
+// worker handing out tensors through HostAllocator) was never sampled, and its blocks were
+// missing from every heap profile. With sampling off no cache is built just to count.
 MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
-  ThreadCache* tc = CurrentCache();
+  ThreadCache* tc = sampler::MeanInterval() != 0 ? CurrentCache() : OwnCache();
   if (tc == nullptr) return nullptr;
   const std::uint64_t epoch = sampler::Epoch();
   if (tc->sample_epoch != epoch) {
