@@ -36,8 +36,12 @@ bool HasStamp(const char* start, std::size_t pages, unsigned char tag) {
   return true;
 }
 
+// Moves are for heaps without transparent huge pages (PageHeap::MovesAllowed), so these
+// heaps advise none.
 class PageMovesTest : public ::testing::Test {
  protected:
+  PageMovesTest() { heap_.SetHugePages(false); }
+
   Span* New(std::size_t pages) {
     Failure failure = Failure::kNone;
     Span* span = heap_.New(pages, 1, 0, pages * kPageSize, &failure);
@@ -80,6 +84,34 @@ TEST_F(PageMovesTest, AGrowthTakesTheTrimmedSpansPagesInsteadOfFaultingFreshOnes
   EXPECT_TRUE(grown->fresh_pages) << "its last 40 pages come from the OS";
   EXPECT_EQ(after.held, (2 * kTrimmedPages + 48) * kPageSize - kTrimmedPages * kPageSize)
       << "a's pages count as grown's, once";
+  ExpectConsistent();
+  for (Span* span : {b, grown}) heap_.Delete(span);
+  heap_.ReleaseFree();
+  EXPECT_EQ(heap_.Stats().held, 0u);
+  ExpectConsistent();
+}
+
+// The same growth while huge pages are in effect: a's pages go back to the OS instead of
+// moving, since a move would split the huge pages under them and leave the new span on base
+// pages for its life.
+TEST_F(PageMovesTest, NothingMovesWhileHugePagesAreInEffect) {
+  if (platform::HugePageSize() == 0) GTEST_SKIP() << "no transparent huge pages here";
+  heap_.SetHugePages(true);
+  Span* a = New(kTrimmedPages);
+  Span* b = New(8);
+  ASSERT_TRUE(a && b);
+  char* const a_start = a->Start();
+  Stamp(a, kTrimmedPages, 1);
+  heap_.Delete(a);
+  const PageHeapStats before = heap_.Stats();
+  Span* grown = New(kTrimmedPages + 40);
+  ASSERT_NE(grown, nullptr);
+  const PageHeapStats after = heap_.Stats();
+  EXPECT_EQ(after.num_releases - before.num_releases, 1u) << "the trim returned a";
+  EXPECT_EQ(after.bytes_moved, before.bytes_moved);
+  EXPECT_EQ(platform::ResidentBytesIn(a_start, kTrimmedPages * kPageSize), 0u)
+      << "a's pages went back";
+  EXPECT_FALSE(HasStamp(grown->Start(), kTrimmedPages, 1)) << "no old bytes came along";
   ExpectConsistent();
   for (Span* span : {b, grown}) heap_.Delete(span);
   heap_.ReleaseFree();
