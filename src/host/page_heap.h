@@ -80,7 +80,8 @@ class PageHeap {
   // process may hold 65,530 mappings: every kMapCountInterval growths that could move
   // pages count the process's mappings first, and moves pause while there are more than
   // kMaxMappingsForMoves (large_buffers at scale 1 ends with about 630). They stop for good
-  // after kMaxMoveRefusals refusals (pages across two mappings).
+  // after kMaxMoveRefusals refusals (pages across two mappings). No moves while huge pages
+  // are in effect (MovesAllowed says why).
   static constexpr std::uint32_t kMapCountInterval = 64;
   static constexpr std::size_t kMaxMappingsForMoves = 4096;
   static constexpr std::uint64_t kMaxMoveRefusals = 64;
@@ -296,6 +297,9 @@ class PageHeap {
   void ReturnPages(std::uintptr_t first_page, std::uintptr_t end_page) noexcept
       MEMARENA_REQUIRES(lock_);
   bool MovesAllowed() const noexcept MEMARENA_REQUIRES(lock_);
+  // Whether fresh large blocks ask for transparent huge pages now: SetHugePages on, not
+  // switched off by slow faults, and the OS offers them.
+  bool HugePagesInEffect() const noexcept;
   // MovesAllowed, once the mappings are counted again where kMapCountInterval calls
   // came since the last count (too_many_mappings_).
   bool MayMove() noexcept MEMARENA_REQUIRES(lock_);

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -36,8 +37,12 @@ bool HasStamp(const char* start, std::size_t pages, unsigned char tag) {
   return true;
 }
 
+// Moves are for heaps without transparent huge pages (PageHeap::MovesAllowed), so these
+// heaps advise none.
 class PageMovesTest : public ::testing::Test {
  protected:
+  PageMovesTest() { heap_.SetHugePages(false); }
+
   Span* New(std::size_t pages) {
     Failure failure = Failure::kNone;
     Span* span = heap_.New(pages, 1, 0, pages * kPageSize, &failure);
@@ -48,6 +53,36 @@ class PageMovesTest : public ::testing::Test {
     const char* problem = heap_.CheckInvariants();
     EXPECT_EQ(problem, nullptr) << problem;
   }
+  // a (stamped with tag 1) is freed and nothing committed fits the next request, so the
+  // trim returns a (it is above what the trim keeps) before `grown` is carved; b keeps a
+  // from growing into the returned rest.
+  struct TrimmedGrowth {
+    char* a_start = nullptr;
+    Span* b = nullptr;
+    Span* grown = nullptr;
+    PageHeapStats before;
+    PageHeapStats after;
+  };
+  TrimmedGrowth GrowAfterTrimming() {
+    TrimmedGrowth g;
+    Span* a = New(kTrimmedPages);
+    g.b = New(8);
+    if (a == nullptr || g.b == nullptr) return g;
+    g.a_start = a->Start();
+    Stamp(a, kTrimmedPages, 1);
+    heap_.Delete(a);
+    g.before = heap_.Stats();
+    g.grown = New(kTrimmedPages + 40);
+    g.after = heap_.Stats();
+    return g;
+  }
+  void DeleteAllAndExpectNothingHeld(std::initializer_list<Span*> spans) {
+    ExpectConsistent();
+    for (Span* span : spans) heap_.Delete(span);
+    heap_.ReleaseFree();
+    EXPECT_EQ(heap_.Stats().held, 0u);
+    ExpectConsistent();
+  }
 
   std::unique_ptr<Pagemap> pagemap_ = std::make_unique<Pagemap>();
   PageHeap heap_{pagemap_.get(), kGrowPages * kPageSize};
@@ -57,16 +92,12 @@ class PageMovesTest : public ::testing::Test {
 // what the trim keeps); its pages go under the new span's first pages instead of back to
 // the OS.
 TEST_F(PageMovesTest, AGrowthTakesTheTrimmedSpansPagesInsteadOfFaultingFreshOnes) {
-  Span* a = New(kTrimmedPages);
-  Span* b = New(8);  // keeps a from growing into the returned rest
-  ASSERT_TRUE(a && b);
-  char* const a_start = a->Start();
-  Stamp(a, kTrimmedPages, 1);
-  heap_.Delete(a);
-  const PageHeapStats before = heap_.Stats();
-  Span* grown = New(kTrimmedPages + 40);
-  ASSERT_NE(grown, nullptr);
-  const PageHeapStats after = heap_.Stats();
+  const TrimmedGrowth g = GrowAfterTrimming();
+  ASSERT_NE(g.grown, nullptr);
+  char* const a_start = g.a_start;
+  Span* const grown = g.grown;
+  const PageHeapStats& before = g.before;
+  const PageHeapStats& after = g.after;
   ASSERT_EQ(after.moves_refused, 0u) << "the kernel refused mremap";
   EXPECT_EQ(after.num_releases - before.num_releases, 1u) << "the trim returned a";
   EXPECT_EQ(after.bytes_moved - before.bytes_moved, kTrimmedPages * kPageSize);
@@ -80,11 +111,23 @@ TEST_F(PageMovesTest, AGrowthTakesTheTrimmedSpansPagesInsteadOfFaultingFreshOnes
   EXPECT_TRUE(grown->fresh_pages) << "its last 40 pages come from the OS";
   EXPECT_EQ(after.held, (2 * kTrimmedPages + 48) * kPageSize - kTrimmedPages * kPageSize)
       << "a's pages count as grown's, once";
-  ExpectConsistent();
-  for (Span* span : {b, grown}) heap_.Delete(span);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().held, 0u);
-  ExpectConsistent();
+  DeleteAllAndExpectNothingHeld({g.b, grown});
+}
+
+// The same growth while huge pages are in effect: a's pages go back to the OS instead of
+// moving, since a move would split the huge pages under them and leave the new span on base
+// pages for its life.
+TEST_F(PageMovesTest, NothingMovesWhileHugePagesAreInEffect) {
+  if (platform::HugePageSize() == 0) GTEST_SKIP() << "no transparent huge pages here";
+  heap_.SetHugePages(true);
+  const TrimmedGrowth g = GrowAfterTrimming();
+  ASSERT_NE(g.grown, nullptr);
+  EXPECT_EQ(g.after.num_releases - g.before.num_releases, 1u) << "the trim returned a";
+  EXPECT_EQ(g.after.bytes_moved, g.before.bytes_moved);
+  EXPECT_EQ(platform::ResidentBytesIn(g.a_start, kTrimmedPages * kPageSize), 0u)
+      << "a's pages went back";
+  EXPECT_FALSE(HasStamp(g.grown->Start(), kTrimmedPages, 1)) << "no old bytes came along";
+  DeleteAllAndExpectNothingHeld({g.b, g.grown});
 }
 
 // A committed free span the trim keeps (the recent peak is far above) gives its pages to a
@@ -111,11 +154,7 @@ TEST_F(PageMovesTest, ALargeGrowthTakesTheCommittedFreeSpansTheTrimKeeps) {
   EXPECT_EQ(after.bytes_moved - before.bytes_moved, kMovePages * kPageSize);
   EXPECT_TRUE(HasStamp(grown->Start(), kMovePages, 7));
   EXPECT_EQ(after.free_committed, (PageHeap::kMinMovePages - 1) * kPageSize) << "c stays";
-  ExpectConsistent();
-  for (Span* span : {b, d, grown}) heap_.Delete(span);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().held, 0u);
-  ExpectConsistent();
+  DeleteAllAndExpectNothingHeld({b, d, grown});
 }
 
 // An aligned request (which never straddles a free run) takes donors a and c. a borders the
@@ -147,12 +186,7 @@ TEST_F(PageMovesTest, DonorPagesUnderTheNewSpanStayAndTheOthersMoveAfterThem) {
   EXPECT_TRUE(grown->fresh_pages) << "its last 36 pages come from the OS";
   EXPECT_EQ(after.held, (8 + pages) * kPageSize);
   EXPECT_EQ(after.free_committed, 0u);
-  ExpectConsistent();
-  heap_.Delete(y);
-  heap_.Delete(grown);
-  heap_.ReleaseFree();
-  EXPECT_EQ(heap_.Stats().held, 0u);
-  ExpectConsistent();
+  DeleteAllAndExpectNothingHeld({y, grown});
 }
 
 // Each move leaves its pages in a mapping of their own; given back, they merge again, so
