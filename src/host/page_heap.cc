@@ -519,8 +519,7 @@ Span* PageHeap::New(std::size_t pages, std::size_t align_pages, std::uint8_t siz
 std::size_t PageHeap::HugePageIfUsable(bool large_block, std::size_t pages) const noexcept {
   const bool may_hold_one = large_block && pages >= (kMinHugePageBytes >> kPageShift);
   if (!may_hold_one && Held() < kHugeGrowthHeld) return 0;
-  if (!huge_pages_.load(std::memory_order_relaxed) || huge_faults_.Slow()) return 0;
-  return platform::HugePageSize();
+  return HugePagesInEffect() ? platform::HugePageSize() : 0;
 }
 
 // The fault happens here rather than at the program's first write, which it saves: the page
