@@ -949,7 +949,11 @@ inline void* AllocateFast(std::size_t bytes, std::size_t alignment, SlowArgs... 
         list->head = next;
         // The next pop loads the next object's link (perf: the pop's stall when the list's
         // objects are cold, as in trees and random_slots); start it now, as tcmalloc does.
-        platform::Prefetch(next);
+        // Not when the list ran empty: a prefetch of address 0 walks the page table for a
+        // page that is not there, and on an AMD family-23 VM that cost 33 ns, at every pop
+        // of a list that a free-then-allocate loop keeps between 0 and 1 objects (a new
+        // thread's, in larson_fixed: 1.9x tcmalloc's time, 0.7x with the test).
+        if (next != nullptr) [[likely]] platform::Prefetch(next);
         if constexpr (kChecked) MarkWord(object) = 0;  // no longer free: it may be freed again
         AddOwned<std::uint32_t>(list->length, static_cast<std::uint32_t>(-1));
         AddOwned<std::uint64_t>(list->allocs, 1);
