@@ -457,7 +457,27 @@ void ThreadExitHook(void* arg) {
   g_cache_pool.Delete(tc);
 }
 
+// Registers the fork handlers once, before the calling thread takes any heap lock. Building
+// the process's first cache takes the metadata lock; registered after it (as before), a fork
+// in another thread at that moment left the child that lock held and no handler to drop it
+// (HostFork.TheChildCanAllocateWhileAnotherThreadWasBusy hung when it ran first in its
+// process). A thread that finds the registration in progress goes on without waiting: a
+// fork between another thread's claim and its pthread_atfork would leave the child waiting
+// for a registration that never ends. What stays open is a fork by a third thread while a
+// second takes a heap lock during the first one's registration, at the process's first cache.
+void RegisterForkHandlersOnce() noexcept {
+  if (g_hooks_state.load(std::memory_order_acquire) == 2) [[likely]] return;
+  int expected = 0;
+  if (g_hooks_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    platform::OnFork(&ForkPrepare, &ForkRelease, &ForkRelease);
+    g_hooks_state.store(2, std::memory_order_release);
+  }
+}
+
 ThreadCache* CreateThreadCache() noexcept {
+  RegisterForkHandlersOnce();
+  // pthread_atfork may have called malloc, which built this thread's cache.
+  if (ThreadCache* own = OwnCache()) return own;
   ThreadCache* tc = g_cache_pool.New();
   if (tc == nullptr) return nullptr;
   tc->seen_epoch = g_flush_epoch.load(std::memory_order_acquire);
@@ -469,16 +489,11 @@ ThreadCache* CreateThreadCache() noexcept {
     if (g_registry.head != nullptr) g_registry.head->prev = tc;
     g_registry.head = tc;
   }
-  // Published before anything that may call malloc (pthread_setspecific, pthread_atfork),
-  // so a recursive malloc finds this cache instead of building another.
+  // Published before anything that may call malloc (pthread_setspecific), so a recursive
+  // malloc finds this cache instead of building another.
   t_cache = tc;
   t_own_cache = tc;
   platform::OnThreadExit(&ThreadExitHook, tc);
-  int expected = 0;
-  if (g_hooks_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-    platform::OnFork(&ForkPrepare, &ForkRelease, &ForkRelease);
-    g_hooks_state.store(2, std::memory_order_release);
-  }
   return tc;
 }
 
