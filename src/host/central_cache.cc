@@ -63,10 +63,51 @@ bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcep
   return false;
 }
 
-// Objects of `span` never carved: [bump, bump_end) and the skipped rest.
-std::size_t UncarvedObjects(const Span& span, std::size_t size) noexcept {
-  return static_cast<std::size_t>(span.bump_end - span.bump) / size +
-         static_cast<std::size_t>(span.skipped_end - span.skipped) / size;
+// Objects on a span's first CentralCache::kSpanEdgeBytes (Span::edge_waits): none when
+// they would be all of its `objects`.
+std::size_t EdgeObjects(std::size_t size, std::size_t objects) noexcept {
+  const std::size_t edge = (CentralCache::kSpanEdgeBytes + size - 1) / size;
+  return edge < objects ? edge : 0;
+}
+
+// Objects of `span` never carved: [bump, bump_end), the skipped rest and the waiting edge.
+std::size_t UncarvedObjects(const Span& span, const SizeClassInfo& info) noexcept {
+  return static_cast<std::size_t>(span.bump_end - span.bump) / info.size +
+         static_cast<std::size_t>(span.skipped_end - span.skipped) / info.size +
+         (span.edge_waits ? EdgeObjects(info.size, info.objects) : 0);
+}
+
+// Whether a span in a class list has nothing left to hand out (and leaves the list).
+bool Exhausted(const Span& span) noexcept {
+  return span.free_objects == nullptr && span.bump == span.bump_end &&
+         span.skipped == span.skipped_end && !span.edge_waits;
+}
+
+// A new span of `info`'s class: its objects from the end of the edge on, to be carved.
+void StartCarving(Span& span, const SizeClassInfo& info) noexcept {
+  const std::size_t edge = EdgeObjects(info.size, info.objects);
+  span.bump = span.Start() + edge * info.size;
+  span.bump_end = span.Start() + std::size_t{info.objects} * info.size;
+  span.front_carver = span.back_carver = nullptr;
+  span.skipped = span.skipped_end = nullptr;
+  span.edge_waits = edge != 0;
+}
+
+// [bump, bump_end) ran out: the skipped rest, then the edge, become the range to carve, from
+// a fresh claim (anyone carves them). False when nothing is left.
+bool NextUncarvedRange(Span& span, std::size_t size) noexcept {
+  if (span.skipped != span.skipped_end) {
+    span.bump = std::exchange(span.skipped, nullptr);
+    span.bump_end = std::exchange(span.skipped_end, nullptr);
+  } else if (span.edge_waits) {
+    span.bump = span.Start();
+    span.bump_end = span.Start() + (CentralCache::kSpanEdgeBytes + size - 1) / size * size;
+    span.edge_waits = false;
+  } else {
+    return false;
+  }
+  span.front_carver = span.back_carver = nullptr;
+  return true;
 }
 
 bool MidLinePair(const char* at) noexcept {
@@ -78,14 +119,7 @@ bool MidLinePair(const char* at) noexcept {
 void Carve(Span& span, std::size_t size, const void* carver, int goal, bool line_pairs,
            Chain& chain) noexcept {
   if (chain.taken >= goal) return;
-  if (span.bump == span.bump_end) {
-    if (span.skipped == span.skipped_end) return;
-    // The skipped rest is the span's last never-used range: anyone carves it, from a fresh
-    // claim.
-    span.bump = std::exchange(span.skipped, nullptr);
-    span.bump_end = std::exchange(span.skipped_end, nullptr);
-    span.front_carver = span.back_carver = nullptr;
-  }
+  if (span.bump == span.bump_end && !NextUncarvedRange(span, size)) return;
   if (CarvesFromTheBack(span, size, carver)) {
     const char* start = span.bump_end;
     for (; (chain.taken < goal ||
@@ -129,10 +163,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       // Lock order: a class lock, then the page heap lock; never the other way round.
       span = Heap().New(info.pages, 1, static_cast<std::uint8_t>(cls), 0, failure);
       if (span == nullptr) break;
-      span->bump = span->Start();
-      span->bump_end = span->bump + std::size_t{info.objects} * info.size;
-      span->front_carver = span->back_carver = nullptr;
-      span->skipped = span->skipped_end = nullptr;
+      StartCarving(*span, info);
       span->in_central_list = true;
       list.spans.Push(span);
       list.free_objects += info.objects;
@@ -145,8 +176,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       ++reused;
     }
     Carve(*span, info.size, carver, count, carve_end == CarveEnd::kLinePair, chain);
-    if (span->free_objects == nullptr && span->bump == span->bump_end &&
-        span->skipped == span->skipped_end) {
+    if (Exhausted(*span)) {
       list.spans.Remove(span);
       span->in_central_list = false;
     }
@@ -187,8 +217,7 @@ int CentralCache::RemoveFreed(std::size_t cls, int count, void** head, void** ta
       chain.Append(object);
       ++span->allocated;
     }
-    if (span->free_objects == nullptr && span->bump == span->bump_end &&
-        span->skipped == span->skipped_end) {
+    if (Exhausted(*span)) {
       list.spans.Remove(span);
       span->in_central_list = false;
     }
@@ -243,8 +272,8 @@ void CentralCache::AddFreed(ClassList& list, std::ptrdiff_t delta) noexcept {
 
 void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
                                  int count) noexcept {
-  const std::size_t objects_per_span = ClassInfo(cls).objects;
-  const std::size_t size = ClassInfo(cls).size;
+  const SizeClassInfo& info = ClassInfo(cls);
+  const std::size_t objects_per_span = info.objects;
   std::ptrdiff_t freed = 0;
   for (int i = 0; i < count; ++i) {
     void* object = head;
@@ -266,7 +295,7 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
       list.spans.Remove(span);
       span->in_central_list = false;
       list.free_objects -= objects_per_span;
-      freed -= static_cast<std::ptrdiff_t>(objects_per_span - UncarvedObjects(*span, size));
+      freed -= static_cast<std::ptrdiff_t>(objects_per_span - UncarvedObjects(*span, info));
       Heap().Delete(span);
     }
   }
@@ -301,7 +330,7 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
       ++free;
     }
     freed += free;
-    free += UncarvedObjects(*span, info.size);
+    free += UncarvedObjects(*span, info);
     if (free == 0) return "a central list holds a span with no free object";
     if (span->allocated + free != info.objects) {
       return "a small span's allocated plus free objects differ from its object count";

@@ -24,12 +24,14 @@ std::size_t MetaBytes() noexcept;
 void MetaLockAll() noexcept;
 void MetaUnlockAll() noexcept;
 
-// A free-list pool of T over MetaAllocate, each T on a boundary of `alignment` (and
-// padded to a multiple of it). Thread-safe; constant-initialized.
+// A free-list pool of T over MetaAllocate, each T `offset` bytes past a boundary of
+// `alignment` (offset + sizeof(T) padded to a multiple of it), so no two share a boundary's
+// block. Thread-safe; constant-initialized.
 template <typename T>
 class MetaPool {
  public:
-  constexpr explicit MetaPool(std::size_t alignment = kMetaLine) : alignment_(alignment) {}
+  constexpr explicit MetaPool(std::size_t alignment = kMetaLine, std::size_t offset = 0)
+      : alignment_(alignment), offset_(offset) {}
 
   // A value-initialized T, or nullptr when the OS refuses memory.
   T* New() noexcept {
@@ -42,7 +44,9 @@ class MetaPool {
       }
     }
     if (memory == nullptr) {
-      memory = MetaAllocate(sizeof(T) < sizeof(Node) ? sizeof(Node) : sizeof(T), alignment_);
+      memory = MetaAllocate(offset_ + (sizeof(T) < sizeof(Node) ? sizeof(Node) : sizeof(T)),
+                            alignment_);
+      if (memory != nullptr) memory = static_cast<char*>(memory) + offset_;
     }
     return memory == nullptr ? nullptr : new (memory) T();
   }
@@ -62,6 +66,7 @@ class MetaPool {
     Node* next;
   };
   std::size_t alignment_;
+  std::size_t offset_;
   SpinLock lock_;
   Node* free_ MEMARENA_GUARDED_BY(lock_) = nullptr;
 };

@@ -310,6 +310,7 @@ Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,
   span->allocated = 0;
   span->free_objects = nullptr;
   span->bump = span->bump_end = nullptr;
+  span->edge_waits = false;
   span->requested = 0;
   span->in_central_list = false;
   span->fresh_pages = span->zero_pages = false;  // NewLocked sets them for pages from the OS

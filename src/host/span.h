@@ -68,6 +68,10 @@ struct Span {
   // carver's 4 KiB page. Carved when [bump, bump_end) runs out; empty (equal) otherwise.
   char* skipped = nullptr;
   char* skipped_end = nullptr;
+  // Small spans: the objects on the span's first CentralCache::kSpanEdgeBytes are not yet
+  // carved. They come after [bump, bump_end) and the skipped rest, so while the span has
+  // other objects left no thread runs into the lines just past the span below.
+  bool edge_waits = false;
   std::size_t requested = 0;     // large spans: bytes the caller asked for
 
   char* Start() const noexcept { return reinterpret_cast<char*>(first_page << kPageShift); }

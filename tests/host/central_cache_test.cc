@@ -247,6 +247,53 @@ TEST_F(CentralCacheTest, TheRestATakeoverSkippedIsCarvedBeforeANewSpan) {
   }
 }
 
+// A new span's first kSpanEdgeBytes wait until everything else of it is carved: the lines
+// just past the span below stay untouched while that span's top may be another thread's.
+TEST_F(CentralCacheTest, ANewSpansFirstBytesAreCarvedLast) {
+  constexpr std::uintptr_t kEdge = CentralCache::kSpanEdgeBytes;
+  const int carvers[2] = {};
+  int classes_with_an_edge = 0;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const SizeClassInfo& info = ClassInfo(cls);
+    const std::size_t edge_objects = (kEdge + info.size - 1) / info.size;
+    Failure failure = Failure::kNone;
+    std::vector<std::uintptr_t> offsets;  // from the span's start, in the order taken
+    std::vector<void*> taken;
+    for (std::uint32_t i = 0; i < info.objects; ++i) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      ASSERT_EQ(central_.Remove(cls, 1, &head, &tail, &failure, CarveEnd::kExact,
+                                &carvers[i % 2]),
+                1);
+      const Span* span = pagemap_->Get(Pagemap::PageOf(head));
+      ASSERT_NE(span, nullptr);
+      offsets.push_back(reinterpret_cast<std::uintptr_t>(head) -
+                        reinterpret_cast<std::uintptr_t>(span->Start()));
+      taken.push_back(head);
+    }
+    EXPECT_EQ(heap_.Stats().in_use, info.pages * kPageSize) << "one span, " << info.size << " B";
+    EXPECT_EQ(central_.CheckInvariants(), nullptr);
+    if (edge_objects < info.objects) {
+      ++classes_with_an_edge;
+      const std::size_t rest = info.objects - edge_objects;
+      for (std::size_t i = 0; i < info.objects; ++i) {
+        if (i < rest) {
+          EXPECT_GE(offsets[i] + info.size, kEdge + info.size)
+              << "object " << i << " of a span of " << info.size << " B objects";
+        } else {
+          EXPECT_LT(offsets[i], kEdge) << "object " << i << " of " << info.size << " B";
+        }
+      }
+    } else {
+      EXPECT_EQ(offsets.front(), 0u) << "a span of " << info.objects << " objects of "
+                                     << info.size << " B starts at its front";
+    }
+    for (void* p : taken) central_.Insert(cls, p, p, 1);
+    EXPECT_EQ(heap_.Stats().in_use, 0u);
+  }
+  EXPECT_GT(classes_with_an_edge, 0);
+}
+
 // Without a carver (a thread without a cache) a take is the front's, exactly as asked.
 TEST_F(CentralCacheTest, ATakeWithoutACarverContinuesTheFront) {
   void* head = nullptr;

@@ -33,6 +33,25 @@ TEST(MetaPool, AnAlignedPoolPutsEveryObjectOnPagesOfItsOwn) {
   EXPECT_EQ(pool.New(), second) << "a freed object is reused where it was";
 }
 
+// An offset pool puts each object that far past its boundary, on pages of its own still.
+TEST(MetaPool, AnOffsetPoolPutsEveryObjectThatFarPastItsBoundary) {
+  constexpr std::uintptr_t kPage = 4096;
+  constexpr std::uintptr_t kOffset = 64;
+  MetaPool<PageAndAHalf> pool{kPage, kOffset};
+  PageAndAHalf* first = pool.New();
+  ASSERT_NE(MetaAllocate(24), nullptr);
+  PageAndAHalf* second = pool.New();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const auto a = reinterpret_cast<std::uintptr_t>(first);
+  const auto b = reinterpret_cast<std::uintptr_t>(second);
+  EXPECT_EQ(a % kPage, kOffset);
+  EXPECT_EQ(b % kPage, kOffset);
+  EXPECT_GE(b > a ? b - a : a - b, sizeof(PageAndAHalf) + kOffset);
+  pool.Delete(first);
+  EXPECT_EQ(pool.New(), first) << "a freed object is reused where it was";
+}
+
 TEST(MetaPool, ThePlainPoolKeepsCacheLineAlignment) {
   MetaPool<PageAndAHalf> pool;
   ASSERT_NE(MetaAllocate(24), nullptr);
