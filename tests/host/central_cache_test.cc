@@ -23,6 +23,21 @@ class CentralCacheTest : public ::testing::Test {
     Failure failure = Failure::kNone;
     return central_.Remove(kClass, count, head, tail, &failure);
   }
+  // Every object of one span of `cls`, one Remove at a time, the `num_carvers` carvers at
+  // `carvers` taking turns.
+  std::vector<void*> TakeASpanOneByOne(std::size_t cls, const int* carvers, int num_carvers) {
+    std::vector<void*> taken;
+    Failure failure = Failure::kNone;
+    for (std::uint32_t i = 0; i < ClassInfo(cls).objects; ++i) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      EXPECT_EQ(central_.Remove(cls, 1, &head, &tail, &failure, CarveEnd::kExact,
+                                &carvers[i % static_cast<std::uint32_t>(num_carvers)]),
+                1);
+      taken.push_back(head);
+    }
+    return taken;
+  }
   static int Length(void* head) {
     int n = 0;
     for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) ++n;
@@ -227,16 +242,7 @@ TEST_F(CentralCacheTest, TheRestATakeoverSkippedIsCarvedBeforeANewSpan) {
   const int carvers[3] = {};
   for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
     const SizeClassInfo& info = ClassInfo(cls);
-    Failure failure = Failure::kNone;
-    std::vector<void*> taken;
-    for (std::uint32_t i = 0; i < info.objects; ++i) {
-      void* head = nullptr;
-      void* tail = nullptr;
-      ASSERT_EQ(central_.Remove(cls, 1, &head, &tail, &failure, CarveEnd::kExact,
-                                &carvers[i % 3]),
-                1);
-      taken.push_back(head);
-    }
+    const std::vector<void*> taken = TakeASpanOneByOne(cls, carvers, 3);
     EXPECT_EQ(std::set<void*>(taken.begin(), taken.end()).size(), taken.size());
     EXPECT_EQ(heap_.Stats().in_use, info.pages * kPageSize)
         << "one span's objects, class of " << ClassSize(cls) << " B";
@@ -256,20 +262,13 @@ TEST_F(CentralCacheTest, ANewSpansFirstBytesAreCarvedLast) {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     const SizeClassInfo& info = ClassInfo(cls);
     const std::size_t edge_objects = (kEdge + info.size - 1) / info.size;
-    Failure failure = Failure::kNone;
+    const std::vector<void*> taken = TakeASpanOneByOne(cls, carvers, 2);
     std::vector<std::uintptr_t> offsets;  // from the span's start, in the order taken
-    std::vector<void*> taken;
-    for (std::uint32_t i = 0; i < info.objects; ++i) {
-      void* head = nullptr;
-      void* tail = nullptr;
-      ASSERT_EQ(central_.Remove(cls, 1, &head, &tail, &failure, CarveEnd::kExact,
-                                &carvers[i % 2]),
-                1);
-      const Span* span = pagemap_->Get(Pagemap::PageOf(head));
+    for (void* object : taken) {
+      const Span* span = pagemap_->Get(Pagemap::PageOf(object));
       ASSERT_NE(span, nullptr);
-      offsets.push_back(reinterpret_cast<std::uintptr_t>(head) -
+      offsets.push_back(reinterpret_cast<std::uintptr_t>(object) -
                         reinterpret_cast<std::uintptr_t>(span->Start()));
-      taken.push_back(head);
     }
     EXPECT_EQ(heap_.Stats().in_use, info.pages * kPageSize) << "one span, " << info.size << " B";
     EXPECT_EQ(central_.CheckInvariants(), nullptr);
