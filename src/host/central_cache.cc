@@ -63,10 +63,15 @@ bool CarvesFromTheBack(Span& span, std::size_t size, const void* carver) noexcep
   return false;
 }
 
-// Objects on a span's first CentralCache::kSpanEdgeBytes (Span::edge_waits): none when
-// they would be all of its `objects`.
+// Objects of `size` bytes that start on a span's first CentralCache::kSpanEdgeBytes.
+std::size_t ObjectsOnEdge(std::size_t size) noexcept {
+  return (CentralCache::kSpanEdgeBytes + size - 1) / size;
+}
+
+// The objects whose carve waits (Span::edge_waits): none when they would be all of its
+// `objects`.
 std::size_t EdgeObjects(std::size_t size, std::size_t objects) noexcept {
-  const std::size_t edge = (CentralCache::kSpanEdgeBytes + size - 1) / size;
+  const std::size_t edge = ObjectsOnEdge(size);
   return edge < objects ? edge : 0;
 }
 
@@ -101,7 +106,7 @@ bool NextUncarvedRange(Span& span, std::size_t size) noexcept {
     span.bump_end = std::exchange(span.skipped_end, nullptr);
   } else if (span.edge_waits) {
     span.bump = span.Start();
-    span.bump_end = span.Start() + (CentralCache::kSpanEdgeBytes + size - 1) / size * size;
+    span.bump_end = span.Start() + ObjectsOnEdge(size) * size;
     span.edge_waits = false;
   } else {
     return false;
