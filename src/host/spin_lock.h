@@ -16,9 +16,12 @@ namespace memarena::host {
 // whichever path takes it: a process whose threads only allocate large blocks builds no
 // thread cache, and when the handlers waited for the first cache its forked children hung
 // (31 of 40 in HostForkDeathTest.TheChildCanAllocateWhenNoThreadEverBuiltACache).
-// 0: not registered, 1: being registered, 2: registered.
-extern std::atomic<int> g_fork_handlers_state;
-void RegisterForkHandlersSlow() noexcept;  // heap.cc
+// 0: not registered, 1: being registered, 2: registered. Hidden, as the rest of the heap's
+// state is internal: a library that links the heap beside a program that links it too
+// (libmemarena_cuda.so in the tests) keeps a heap of its own, whose locks must register its
+// own handlers, not bind to the program's copy (ASAN reported that as an ODR violation).
+__attribute__((visibility("hidden"))) extern std::atomic<int> g_fork_handlers_state;
+__attribute__((visibility("hidden"))) void RegisterForkHandlersSlow() noexcept;  // heap.cc
 inline void RegisterForkHandlersOnce() noexcept {
   if (g_fork_handlers_state.load(std::memory_order_acquire) == 2) [[likely]] return;
   RegisterForkHandlersSlow();

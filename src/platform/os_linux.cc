@@ -20,16 +20,37 @@
 
 namespace memarena::platform {
 
+namespace {
+
+constexpr std::size_t kNotRead = ~std::size_t{0};
+
+// A value read from the system once, kept in an atomic rather than a function-local static:
+// a static's guard held by a thread that is still reading when another thread forks stays
+// held in the child, whose first call then waits for it forever (a child forked during the
+// first 1 MiB block's sysfs read, HostForkDeathTest under TSAN). Two threads may both read;
+// their reads agree.
+template <typename Read>
+std::size_t ReadOnce(std::atomic<std::size_t>& cache, Read read) noexcept {
+  std::size_t value = cache.load(std::memory_order_relaxed);
+  if (value == kNotRead) [[unlikely]] {
+    value = read();
+    cache.store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
+}  // namespace
+
 std::size_t PageSize() noexcept {
   // From the auxiliary vector rather than sysconf: sysconf's code and its jump table sit in
   // libc pages a program that uses glibc's malloc never touches, and the drop-in asks at
   // start-up, so each would cost a 64 KiB fault-around window (docs/host.md, "Start-up
   // footprint of the drop-in"). The kernel always passes AT_PAGESZ; sysconf is the fallback.
-  static const std::size_t page = [] {
+  static constinit std::atomic<std::size_t> page{kNotRead};
+  return ReadOnce(page, [] {
     const unsigned long from_kernel = getauxval(AT_PAGESZ);
     return static_cast<std::size_t>(from_kernel != 0 ? from_kernel : sysconf(_SC_PAGESIZE));
-  }();
-  return page;
+  });
 }
 
 namespace {
@@ -197,7 +218,8 @@ long ReadSmallFile(const char* path, char* buf, std::size_t cap) noexcept {
 }  // namespace
 
 std::size_t HugePageSize() noexcept {
-  static const std::size_t size = [] {
+  static constinit std::atomic<std::size_t> size{kNotRead};
+  return ReadOnce(size, [] {
     char buf[128];
     // "always [madvise] never": the brackets mark the mode in force.
     if (ReadSmallFile("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) <= 0 ||
@@ -211,8 +233,7 @@ std::size_t HugePageSize() noexcept {
     // Only a power of two above the page size can be an alignment.
     const bool usable = bytes > PageSize() && (bytes & (bytes - 1)) == 0;
     return usable ? static_cast<std::size_t>(bytes) : std::size_t{0};
-  }();
-  return size;
+  });
 }
 
 std::size_t ResidentBytes() noexcept {
