@@ -325,33 +325,38 @@ void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
 }
 
 bool OnThreadExit(void (*fn)(void*), void* arg) noexcept {
-  // One key per distinct destructor; a tiny fixed table keeps this allocation-free.
+  // One key per distinct destructor, in a fixed table (allocation-free), and no lock: a
+  // thread that finds no ready key for `fn` claims an empty slot and creates one itself.
+  // With a lock, a thread creating the process's first key (its first thread cache) when
+  // another thread forked left the lock held in the child, whose first cache then waited
+  // for it forever. Two threads that race here each create a key for `fn`; each thread's
+  // `fn` still runs once, for the key it set.
+  enum : int { kEmpty, kCreating, kReady };
   struct Slot {
-    std::atomic<void (*)(void*)> fn{nullptr};
+    std::atomic<int> state{kEmpty};
+    void (*fn)(void*) = nullptr;  // written before state becomes kReady
     pthread_key_t key{};
-    std::atomic<bool> ready{false};
   };
   static Slot slots[8];
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   for (Slot& slot : slots) {
-    if (slot.ready.load(std::memory_order_acquire) && slot.fn.load() == fn) {
+    if (slot.state.load(std::memory_order_acquire) == kReady && slot.fn == fn) {
       return pthread_setspecific(slot.key, arg) == 0;
     }
   }
-  pthread_mutex_lock(&lock);
-  Slot* found = nullptr;
   for (Slot& slot : slots) {
-    if (slot.ready.load() && slot.fn.load() == fn) { found = &slot; break; }
-    if (!slot.ready.load()) {
-      if (pthread_key_create(&slot.key, fn) != 0) break;
-      slot.fn.store(fn);
-      slot.ready.store(true, std::memory_order_release);
-      found = &slot;
-      break;
+    int expected = kEmpty;
+    if (!slot.state.compare_exchange_strong(expected, kCreating, std::memory_order_acquire)) {
+      continue;
     }
+    if (pthread_key_create(&slot.key, fn) != 0) {
+      slot.state.store(kEmpty, std::memory_order_release);
+      return false;
+    }
+    slot.fn = fn;
+    slot.state.store(kReady, std::memory_order_release);
+    return pthread_setspecific(slot.key, arg) == 0;
   }
-  pthread_mutex_unlock(&lock);
-  return found != nullptr && pthread_setspecific(found->key, arg) == 0;
+  return false;
 }
 
 std::uint64_t ThreadId() noexcept { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }

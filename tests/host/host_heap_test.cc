@@ -25,6 +25,7 @@
 #include "host/page_heap.h"
 #include "host/size_classes.h"
 #include "memarena/memarena.h"
+#include "platform/os.h"
 
 namespace memarena::host {
 namespace {
@@ -718,6 +719,33 @@ TEST(HostFork, TheChildCanAllocateWhileAnotherThreadWasBusy) {
   }
   stop = true;
   busy.join();
+}
+
+// OnThreadExit takes no lock (a fork meanwhile would leave it held in the child): threads
+// that register the same hook for the first time at once may each create a key, and each
+// thread's hook still runs once.
+std::atomic<int> g_exit_hooks_run{0};
+void CountExitHook(void* arg) {
+  g_exit_hooks_run.fetch_add(1);
+  static_cast<std::atomic<int>*>(arg)->fetch_add(1);
+}
+
+TEST(HostThreadExit, RacingFirstRegistrationsRunEveryThreadsHookOnce) {
+  constexpr int kThreads = 4;
+  g_exit_hooks_run = 0;
+  std::atomic<int> ready{0};
+  std::array<std::atomic<int>, kThreads> runs{};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() != kThreads) std::this_thread::yield();
+      EXPECT_TRUE(platform::OnThreadExit(&CountExitHook, &runs[t]));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(g_exit_hooks_run.load(), kThreads);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(runs[t].load(), 1) << "thread " << t;
 }
 
 // A process whose threads only allocate large blocks builds no thread cache (with sampling
