@@ -138,7 +138,6 @@ constinit std::atomic<std::int64_t> g_small_in_use{0};
 constinit std::atomic<std::size_t> g_peak_in_use{0};
 constinit std::atomic<std::size_t> g_peak_requested{0};
 constinit std::atomic<std::uint64_t> g_ooms{0};
-constinit std::atomic<int> g_hooks_state{0};
 
 // What a thread without a cache (not made yet, or exited) finds in t_cache: every list
 // empty and every bound 0, so the fast paths need no null test: an allocation finds no
@@ -457,26 +456,30 @@ void ThreadExitHook(void* arg) {
   g_cache_pool.Delete(tc);
 }
 
-// Registers the fork handlers once, before the calling thread takes any heap lock. Building
-// the process's first cache takes the metadata lock; registered after it (as before), a fork
-// in another thread at that moment left the child that lock held and no handler to drop it
-// (HostFork.TheChildCanAllocateWhileAnotherThreadWasBusy hung when it ran first in its
-// process). A thread that finds the registration in progress goes on without waiting: a
-// fork between another thread's claim and its pthread_atfork would leave the child waiting
-// for a registration that never ends. What stays open is a fork by a third thread while a
-// second takes a heap lock during the first one's registration, at the process's first cache.
-void RegisterForkHandlersOnce() noexcept {
-  if (g_hooks_state.load(std::memory_order_acquire) == 2) [[likely]] return;
+}  // namespace
+
+constinit std::atomic<int> g_fork_handlers_state{0};
+
+// Called before a thread takes a heap lock (SpinLock::lock) and before it builds its cache,
+// until the handlers are registered. A thread that finds the registration in progress goes
+// on without waiting: a fork between another thread's claim and its pthread_atfork would
+// leave the child waiting for a registration that never ends. What stays open is a fork by a
+// third thread while a second takes a heap lock during the first one's registration, at the
+// process's first heap lock.
+void RegisterForkHandlersSlow() noexcept {
   int expected = 0;
-  if (g_hooks_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+  if (g_fork_handlers_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
     platform::OnFork(&ForkPrepare, &ForkRelease, &ForkRelease);
-    g_hooks_state.store(2, std::memory_order_release);
+    g_fork_handlers_state.store(2, std::memory_order_release);
   }
 }
 
+namespace {
+
 ThreadCache* CreateThreadCache() noexcept {
+  // Before any lock of the build: the drop-in's malloc, called by pthread_atfork, may build
+  // this thread's cache meanwhile, which is then the one kept.
   RegisterForkHandlersOnce();
-  // pthread_atfork may have called malloc, which built this thread's cache.
   if (ThreadCache* own = OwnCache()) return own;
   ThreadCache* tc = g_cache_pool.New();
   if (tc == nullptr) return nullptr;

@@ -10,6 +10,23 @@
 
 namespace memarena::host {
 
+// A heap lock that one thread holds while another forks stays held in the child, which then
+// waits for it forever. The heap's fork handlers (heap.cc) take every heap lock before fork()
+// and drop them after, so they are registered before any heap lock is first taken, by
+// whichever path takes it: a process whose threads only allocate large blocks builds no
+// thread cache, and when the handlers waited for the first cache its forked children hung
+// (31 of 40 in HostForkDeathTest.TheChildCanAllocateWhenNoThreadEverBuiltACache).
+// 0: not registered, 1: being registered, 2: registered. Hidden, as the rest of the heap's
+// state is internal: a library that links the heap beside a program that links it too
+// (libmemarena_cuda.so in the tests) keeps a heap of its own, whose locks must register its
+// own handlers, not bind to the program's copy (ASAN reported that as an ODR violation).
+__attribute__((visibility("hidden"))) extern std::atomic<int> g_fork_handlers_state;
+__attribute__((visibility("hidden"))) void RegisterForkHandlersSlow() noexcept;  // heap.cc
+inline void RegisterForkHandlersOnce() noexcept {
+  if (g_fork_handlers_state.load(std::memory_order_acquire) == 2) [[likely]] return;
+  RegisterForkHandlersSlow();
+}
+
 class MEMARENA_CAPABILITY("spin lock") SpinLock {
  public:
   constexpr SpinLock() = default;
@@ -17,10 +34,14 @@ class MEMARENA_CAPABILITY("spin lock") SpinLock {
   SpinLock& operator=(const SpinLock&) = delete;
 
   void lock() noexcept MEMARENA_ACQUIRE() {
+    RegisterForkHandlersOnce();
     if (!locked_.exchange(true, std::memory_order_acquire)) return;
     LockSlow();
   }
-  bool try_lock() noexcept MEMARENA_TRY_ACQUIRE(true) { return !locked_.exchange(true, std::memory_order_acquire); }
+  bool try_lock() noexcept MEMARENA_TRY_ACQUIRE(true) {
+    RegisterForkHandlersOnce();
+    return !locked_.exchange(true, std::memory_order_acquire);
+  }
   void unlock() noexcept MEMARENA_RELEASE() { locked_.store(false, std::memory_order_release); }
 
  private:

@@ -126,7 +126,8 @@ int DuplicateStderr() noexcept;
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
 
 // Registers `fn(arg)` to run when the calling thread exits (a pthread key destructor).
-// One pthread key per distinct `fn` (at most 8); returns false on failure.
+// One pthread key per distinct `fn` (at most 8 keys); returns false on failure. Takes no
+// lock, so a fork in another thread meanwhile leaves the child nothing held.
 bool OnThreadExit(void (*fn)(void*), void* arg) noexcept;
 
 // A small integer unique to the calling thread while it lives.

@@ -20,16 +20,37 @@
 
 namespace memarena::platform {
 
+namespace {
+
+constexpr std::size_t kNotRead = ~std::size_t{0};
+
+// A value read from the system once, kept in an atomic rather than a function-local static:
+// a static's guard held by a thread that is still reading when another thread forks stays
+// held in the child, whose first call then waits for it forever (a child forked during the
+// first 1 MiB block's sysfs read, HostForkDeathTest under TSAN). Two threads may both read;
+// their reads agree.
+template <typename Read>
+std::size_t ReadOnce(std::atomic<std::size_t>& cache, Read read) noexcept {
+  std::size_t value = cache.load(std::memory_order_relaxed);
+  if (value == kNotRead) [[unlikely]] {
+    value = read();
+    cache.store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
+}  // namespace
+
 std::size_t PageSize() noexcept {
   // From the auxiliary vector rather than sysconf: sysconf's code and its jump table sit in
   // libc pages a program that uses glibc's malloc never touches, and the drop-in asks at
   // start-up, so each would cost a 64 KiB fault-around window (docs/host.md, "Start-up
   // footprint of the drop-in"). The kernel always passes AT_PAGESZ; sysconf is the fallback.
-  static const std::size_t page = [] {
+  static constinit std::atomic<std::size_t> page{kNotRead};
+  return ReadOnce(page, [] {
     const unsigned long from_kernel = getauxval(AT_PAGESZ);
     return static_cast<std::size_t>(from_kernel != 0 ? from_kernel : sysconf(_SC_PAGESIZE));
-  }();
-  return page;
+  });
 }
 
 namespace {
@@ -197,7 +218,8 @@ long ReadSmallFile(const char* path, char* buf, std::size_t cap) noexcept {
 }  // namespace
 
 std::size_t HugePageSize() noexcept {
-  static const std::size_t size = [] {
+  static constinit std::atomic<std::size_t> size{kNotRead};
+  return ReadOnce(size, [] {
     char buf[128];
     // "always [madvise] never": the brackets mark the mode in force.
     if (ReadSmallFile("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf) <= 0 ||
@@ -211,8 +233,7 @@ std::size_t HugePageSize() noexcept {
     // Only a power of two above the page size can be an alignment.
     const bool usable = bytes > PageSize() && (bytes & (bytes - 1)) == 0;
     return usable ? static_cast<std::size_t>(bytes) : std::size_t{0};
-  }();
-  return size;
+  });
 }
 
 std::size_t ResidentBytes() noexcept {
@@ -304,33 +325,38 @@ void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
 }
 
 bool OnThreadExit(void (*fn)(void*), void* arg) noexcept {
-  // One key per distinct destructor; a tiny fixed table keeps this allocation-free.
+  // One key per distinct destructor, in a fixed table (allocation-free), and no lock: a
+  // thread that finds no ready key for `fn` claims an empty slot and creates one itself.
+  // With a lock, a thread creating the process's first key (its first thread cache) when
+  // another thread forked left the lock held in the child, whose first cache then waited
+  // for it forever. Two threads that race here each create a key for `fn`; each thread's
+  // `fn` still runs once, for the key it set.
+  enum : int { kEmpty, kCreating, kReady };
   struct Slot {
-    std::atomic<void (*)(void*)> fn{nullptr};
+    std::atomic<int> state{kEmpty};
+    void (*fn)(void*) = nullptr;  // written before state becomes kReady
     pthread_key_t key{};
-    std::atomic<bool> ready{false};
   };
   static Slot slots[8];
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   for (Slot& slot : slots) {
-    if (slot.ready.load(std::memory_order_acquire) && slot.fn.load() == fn) {
+    if (slot.state.load(std::memory_order_acquire) == kReady && slot.fn == fn) {
       return pthread_setspecific(slot.key, arg) == 0;
     }
   }
-  pthread_mutex_lock(&lock);
-  Slot* found = nullptr;
   for (Slot& slot : slots) {
-    if (slot.ready.load() && slot.fn.load() == fn) { found = &slot; break; }
-    if (!slot.ready.load()) {
-      if (pthread_key_create(&slot.key, fn) != 0) break;
-      slot.fn.store(fn);
-      slot.ready.store(true, std::memory_order_release);
-      found = &slot;
-      break;
+    int expected = kEmpty;
+    if (!slot.state.compare_exchange_strong(expected, kCreating, std::memory_order_acquire)) {
+      continue;
     }
+    if (pthread_key_create(&slot.key, fn) != 0) {
+      slot.state.store(kEmpty, std::memory_order_release);
+      return false;
+    }
+    slot.fn = fn;
+    slot.state.store(kReady, std::memory_order_release);
+    return pthread_setspecific(slot.key, arg) == 0;
   }
-  pthread_mutex_unlock(&lock);
-  return found != nullptr && pthread_setspecific(found->key, arg) == 0;
+  return false;
 }
 
 std::uint64_t ThreadId() noexcept { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }

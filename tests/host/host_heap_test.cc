@@ -25,6 +25,7 @@
 #include "host/page_heap.h"
 #include "host/size_classes.h"
 #include "memarena/memarena.h"
+#include "platform/os.h"
 
 namespace memarena::host {
 namespace {
@@ -718,6 +719,74 @@ TEST(HostFork, TheChildCanAllocateWhileAnotherThreadWasBusy) {
   }
   stop = true;
   busy.join();
+}
+
+// OnThreadExit takes no lock (a fork meanwhile would leave it held in the child): threads
+// that register the same hook for the first time at once may each create a key, and each
+// thread's hook still runs once.
+std::atomic<int> g_exit_hooks_run{0};
+void CountExitHook(void* arg) {
+  g_exit_hooks_run.fetch_add(1);
+  static_cast<std::atomic<int>*>(arg)->fetch_add(1);
+}
+
+TEST(HostThreadExit, RacingFirstRegistrationsRunEveryThreadsHookOnce) {
+  constexpr int kThreads = 4;
+  g_exit_hooks_run = 0;
+  std::atomic<int> ready{0};
+  std::array<std::atomic<int>, kThreads> runs{};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() != kThreads) std::this_thread::yield();
+      EXPECT_TRUE(platform::OnThreadExit(&CountExitHook, &runs[t]));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(g_exit_hooks_run.load(), kThreads);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(runs[t].load(), 1) << "thread " << t;
+}
+
+// A process whose threads only allocate large blocks builds no thread cache (with sampling
+// off, none is built just to count), so the fork handlers must not wait for the first cache:
+// a child forked while the busy thread held the page heap's lock would wait for it forever.
+// The child's alarm turns such a hang into SIGALRM. Run in a fresh process, where no earlier
+// test built a cache. Without the handlers, 31 of 40 children hung.
+TEST(HostForkDeathTest, TheChildCanAllocateWhenNoThreadEverBuiltACache) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::atomic<bool> stop{false};
+        std::thread busy([&] {
+          while (!stop.load()) Free(Allocate(std::size_t{1} << 20, 0));
+        });
+        constexpr int kRounds = 40;
+        int round = 0;
+        int status = 0;
+        for (; round < kRounds; ++round) {
+          const pid_t pid = fork();
+          if (pid < 0) std::_Exit(2);
+          if (pid == 0) {
+            alarm(10);
+            void* large = Allocate(std::size_t{3} << 20, 0);
+            _exit(large == nullptr ? 3 : 0);
+          }
+          if (waitpid(pid, &status, 0) != pid) std::_Exit(4);
+          if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) break;  // one is enough
+        }
+        stop = true;
+        busy.join();
+        if (round == kRounds) {
+          std::fprintf(stderr, "every child allocated\n");
+          std::_Exit(0);
+        }
+        std::fprintf(stderr, "child %d %s %d\n", round,
+                     WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        std::_Exit(1);
+      },
+      ::testing::ExitedWithCode(0), "every child allocated");
 }
 
 TEST(HostConfigTest, ApplyConfigSetsTheCeilingAndRefusesOneBelowHeld) {
