@@ -329,19 +329,27 @@ bool OnThreadExit(void (*fn)(void*), void* arg) noexcept {
   // thread that finds no ready key for `fn` claims an empty slot and creates one itself.
   // With a lock, a thread creating the process's first key (its first thread cache) when
   // another thread forked left the lock held in the child, whose first cache then waited
-  // for it forever. Two threads that race here each create a key for `fn`; each thread's
-  // `fn` still runs once, for the key it set.
+  // for it forever. A key another thread is creating is waited for a bounded time only
+  // (kCreateWaitYields; in a forked child its creator is gone), so threads that start
+  // together share one key, and each thread's `fn` runs once for the key it set even when
+  // a race leaves two.
   enum : int { kEmpty, kCreating, kReady };
+  constexpr int kCreateWaitYields = 1000;
   struct Slot {
     std::atomic<int> state{kEmpty};
     void (*fn)(void*) = nullptr;  // written before state becomes kReady
     pthread_key_t key{};
   };
   static Slot slots[8];
-  for (Slot& slot : slots) {
-    if (slot.state.load(std::memory_order_acquire) == kReady && slot.fn == fn) {
-      return pthread_setspecific(slot.key, arg) == 0;
+  for (int yields = 0;; ++yields) {
+    bool creating = false;
+    for (Slot& slot : slots) {
+      const int state = slot.state.load(std::memory_order_acquire);
+      if (state == kReady && slot.fn == fn) return pthread_setspecific(slot.key, arg) == 0;
+      creating |= state == kCreating;
     }
+    if (!creating || yields == kCreateWaitYields) break;
+    sched_yield();
   }
   for (Slot& slot : slots) {
     int expected = kEmpty;
