@@ -30,9 +30,9 @@ struct HostConfig {
   // large blocks on pages the OS did not hold ask for them on the whole 2 MiB pages inside
   // them, and past 64 MiB held smaller requests commit whole 2 MiB pages. Memory touched
   // only here and there then costs whole huge pages of RSS, all within held. Only while
-  // they prove cheap: the heap times each huge page's first fault, and two in a row slower
-  // than 2 ms and than the same 2 MiB in 4 KiB faults (a VM whose host must back them again)
-  // switch them off for the process. Key `huge_pages`, 0|1.
+  // they prove cheap: the heap times each huge page's first fault, and two slower than 2 ms
+  // and than the same 2 MiB in 4 KiB faults (a VM whose host must back them again), with
+  // fewer than 8 fast ones between, switch them off for the process. Key `huge_pages`, 0|1.
   bool huge_pages = true;
   // Double, interior and foreign frees. Key `on_invalid_free`, abort|report|ignore.
   InvalidFreeAction on_invalid_free = InvalidFreeAction::kAbort;

@@ -65,7 +65,8 @@ struct AllocatorStats {
   // A huge page's first write fault above this counts as slow: 2 ms, or what the same bytes
   // cost in base-page faults on this machine once that was measured.
   std::uint64_t huge_page_fault_bound_nanos = 0;
-  // The slow fault (the second in a row) that switched huge pages off; 0 while they are on.
+  // The slow fault (the second before fast ones made up for the one before) that switched
+  // huge pages off; 0 while they are on.
   std::uint64_t huge_page_slow_fault_nanos = 0;
 };
 

@@ -68,10 +68,10 @@ std::string HugePagesLine(const AllocatorStats& s) {
   }
   if (s.huge_page_slow_fault_nanos != 0) {
     return fmt::format(
-        "  huge pages: switched off as slow: a first write fault of {:.2f} ms, the second in a "
-        "row above {:.2f} ms (this machine's bound, at least what one huge page's bytes cost "
-        "in base-page faults); {} before; base pages from then on (huge_pages:0 skips the "
-        "trial)\n",
+        "  huge pages: switched off as slow: a first write fault of {:.2f} ms, the second "
+        "above {:.2f} ms (this machine's bound, at least what one huge page's bytes cost in "
+        "base-page faults) before fast ones made up for the first; {} before; base pages "
+        "from then on (huge_pages:0 skips the trial)\n",
         Millis(s.huge_page_slow_fault_nanos), Millis(s.huge_page_fault_bound_nanos), advised);
   }
   return fmt::format("  huge pages ({}): on; {}; a first write fault above {:.2f} ms counts as slow\n",

@@ -26,14 +26,21 @@
 // cost `large_buffers` about 0.05 s of system time (0.16-0.21 s against 0.22-0.52 s over
 // five alternating runs at scale 0.1), and a machine where they are cheap loses at most the
 // rest of its first few blocks' huge pages.
-// kSlowInARow faults slower than the bound in a row switch huge pages off for the rest of
-// the process; a fast fault between slow ones resets the count, so one fault that met a
-// passing cost (a compaction, a reclaim) does not. The time is the thread's CPU time, so a
-// fault preempted on a busy machine is not slow. A fault quicker than kMinHugeFaultNanos
-// made no huge page (the page was mapped already, or the kernel fell back to 4 KiB pages)
-// and counts for nothing. The switch holds until Reset (the huge_pages key applied again):
-// what is advised stays advised, and only new advice stops, so the heap falls back to the
-// plain 4 KiB path it had before.
+// A second slow fault switches huge pages off for the rest of the process unless
+// kFastToForgiveSlow fast faults came between it and the one before: one fault that met a
+// passing cost (a compaction, a reclaim) switches nothing, but slow faults mixed with fast
+// ones do. On the thirty-first session's VM (the same machine kind) a huge page from memory
+// freed a moment ago took 0.04-0.2 ms, one from reported memory 4.3-6.5 ms, and 2 MiB in
+// 4 KiB faults 0.8 ms, so a slow fault loses what about seven fast ones save. In
+// `mixed_heap` the two kinds came mixed (12 slow among 92 in one run; in another the first
+// two slow ones were 3 fast faults apart), and the earlier rule, two slow faults in a row,
+// let its CPU time range over 0.20-0.43 s against 0.26-0.30 with huge_pages:0; with this
+// one, 0.20-0.30 (eight interleaved runs each).
+// The time is the thread's CPU time, so a fault preempted on a busy machine is not slow.
+// A fault quicker than kMinHugeFaultNanos made no huge page (the page was mapped already, or
+// the kernel fell back to 4 KiB pages) and counts for nothing. The switch holds until Reset
+// (the huge_pages key applied again): what is advised stays advised, and only new advice
+// stops, so the heap falls back to the plain 4 KiB path it had before.
 //
 // Thread safety: Record is called outside the heap lock by whichever thread advised a huge
 // page; every field is a relaxed atomic, and a race between two records can at worst count
@@ -50,7 +57,11 @@ class HugeFaultWatch {
   // Above this, a huge page costs more than faulting its 2 MiB in 4 KiB pages (0.8-1.0 ms
   // on the VM above), with room for a machine twice as slow at zeroing.
   static constexpr std::uint64_t kDefaultSlowNanos = 2'000'000;
+  // Two slow faults in a row switch huge pages off, and so do two with fewer than
+  // kFastToForgiveSlow fast ones between them.
   static constexpr std::uint32_t kSlowInARow = 2;
+  static constexpr std::uint32_t kFastToForgiveSlow = 8;
+  static constexpr std::uint32_t kSwitchOffDebt = (kSlowInARow - 1) * kFastToForgiveSlow;
   // Fast faults in a row after which huge pages are trusted (Trusted).
   static constexpr std::uint32_t kFastInARowToTrust = 3;
   // Zeroing 2 MiB takes longer than this even at 80 GB/s; a 4 KiB fault takes 1-5 us.
@@ -82,16 +93,17 @@ class HugeFaultWatch {
   // Counts one first write fault of a huge page that took `nanos`.
   void Record(std::uint64_t nanos) noexcept {
     if (nanos < kMinHugeFaultNanos) return;
+    const std::uint32_t debt = slow_debt_.load(std::memory_order_relaxed);
     if (nanos <= Bound()) {
-      slow_in_a_row_.store(0, std::memory_order_relaxed);
+      slow_debt_.store(debt > 0 ? debt - 1 : 0, std::memory_order_relaxed);
       fast_in_a_row_.store(fast_in_a_row_.load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
       return;
     }
     fast_in_a_row_.store(0, std::memory_order_relaxed);
-    const std::uint32_t in_a_row = slow_in_a_row_.load(std::memory_order_relaxed) + 1;
-    slow_in_a_row_.store(in_a_row, std::memory_order_relaxed);
-    if (in_a_row >= kSlowInARow && switched_off_at_.load(std::memory_order_relaxed) == 0) {
+    slow_debt_.store(debt + kFastToForgiveSlow, std::memory_order_relaxed);
+    if (debt + kFastToForgiveSlow > kSwitchOffDebt &&
+        switched_off_at_.load(std::memory_order_relaxed) == 0) {
       switched_off_at_.store(nanos, std::memory_order_relaxed);
     }
   }
@@ -112,7 +124,7 @@ class HugeFaultWatch {
 
   // Forgets every fault seen: huge pages are on again until proved slow again.
   void Reset() noexcept {
-    slow_in_a_row_.store(0, std::memory_order_relaxed);
+    slow_debt_.store(0, std::memory_order_relaxed);
     fast_in_a_row_.store(0, std::memory_order_relaxed);
     switched_off_at_.store(0, std::memory_order_relaxed);
   }
@@ -129,7 +141,9 @@ class HugeFaultWatch {
   // Kept by Reset: it is the machine's, not the process's history.
   std::atomic<std::uint64_t> base_page_equivalent_{0};
   std::atomic<bool> base_page_equivalent_known_{false};
-  std::atomic<std::uint32_t> slow_in_a_row_{0};
+  // kFastToForgiveSlow per slow fault, less one per fast fault, never below 0; above
+  // kSwitchOffDebt, huge pages are switched off.
+  std::atomic<std::uint32_t> slow_debt_{0};
   std::atomic<std::uint32_t> fast_in_a_row_{0};
   std::atomic<std::uint64_t> switched_off_at_{0};  // once set, >= kMinHugeFaultNanos
 };

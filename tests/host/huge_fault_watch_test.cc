@@ -1,5 +1,5 @@
-// HugeFaultWatch: which first write faults of huge pages switch them off (slow ones, in a
-// row), which count for nothing (too quick to have made a huge page), that the switch
+// HugeFaultWatch: which first write faults of huge pages switch them off (two slow ones
+// without kFastToForgiveSlow fast ones between), which count for nothing (too quick to have made a huge page), that the switch
 // holds, and that the bound rises to what the same bytes cost in base pages. The page heap's
 // use of it is in huge_pages_test.cc.
 #include "host/huge_fault_watch.h"
@@ -30,13 +30,33 @@ TEST(HugeFaultWatch, TwoSlowFaultsInARowSwitchThemOffAndSayHowSlow) {
   EXPECT_EQ(watch.SwitchedOffAt(), kSlow + 1);
 }
 
-TEST(HugeFaultWatch, AFastFaultBetweenSlowOnesStartsTheCountAgain) {
-  HugeFaultWatch watch;
+TEST(HugeFaultWatch, EightFastFaultsForgiveASlowOneAndFewerDoNot) {
+  constexpr std::uint32_t kForgive = HugeFaultWatch::kFastToForgiveSlow;
+  HugeFaultWatch forgiven;
   for (int i = 0; i < 10; ++i) {
-    watch.Record(kSlow);
-    watch.Record(kFast);
+    forgiven.Record(kSlow);
+    for (std::uint32_t k = 0; k < kForgive; ++k) forgiven.Record(kFast);
   }
+  EXPECT_FALSE(forgiven.Slow());  // one slow fault in nine: huge pages still gain
+
+  HugeFaultWatch mixed;
+  mixed.Record(kSlow);
+  for (std::uint32_t k = 0; k + 1 < kForgive; ++k) mixed.Record(kFast);
+  EXPECT_FALSE(mixed.Slow());
+  mixed.Record(kSlow + 2);  // the second slow fault before the first was forgiven
+  EXPECT_TRUE(mixed.Slow());
+  EXPECT_EQ(mixed.SwitchedOffAt(), kSlow + 2);
+}
+
+TEST(HugeFaultWatch, SlowFaultsBetweenFastOnesSwitchThemOff) {
+  // What a guest with free page reporting showed: huge pages from memory freed a moment ago
+  // (fast) alternating with ones the host had to back again (slow), never two slow in a row.
+  HugeFaultWatch watch;
+  watch.Record(kSlow);
+  watch.Record(kFast);
   EXPECT_FALSE(watch.Slow());
+  watch.Record(kSlow);
+  EXPECT_TRUE(watch.Slow());
 }
 
 TEST(HugeFaultWatch, AFaultThatMadeNoHugePageNeitherCountsNorResets) {
