@@ -29,18 +29,7 @@ bool Pagemap::Ensure(std::uintptr_t page, std::size_t count) noexcept {
 void Pagemap::Set(std::uintptr_t page, std::size_t count, Span* span,
                   std::uint8_t size_class) noexcept {
   const std::uint64_t entry = ObjectStartEntry(page, size_class);
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uintptr_t p = page + i;
-    Leaf* leaf = root_[p >> kLeafBits].load(std::memory_order_relaxed);
-    Slot& slot = leaf->slot[p & (kLeafLength - 1)];
-    __atomic_store_n(&slot.span, span, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.entry, entry, __ATOMIC_RELAXED);
-  }
-}
-
-void Pagemap::SetEnds(Span* span) noexcept {
-  Set(span->first_page, 1, span, 0);
-  if (span->num_pages > 1) Set(span->LastPage(), 1, span, 0);
+  for (std::size_t i = 0; i < count; ++i) SetSlot(page + i, span, entry);
 }
 
 }  // namespace memarena::host
