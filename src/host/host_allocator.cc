@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fork_safe_once.h"
 #include "common/format.h"
 #include "common/inline_out_of_memory.h"
 #include "common/memarena_conf.h"
@@ -109,14 +110,16 @@ std::string_view DescribeFailure(std::span<char> out, std::size_t bytes,
 }  // namespace host
 
 Allocator& HostAllocator() {
-  // Never destroyed: other static destructors may still free through it.
-  alignas(HostHeapAllocator) static unsigned char storage[sizeof(HostHeapAllocator)];
-  static Allocator* const instance = [] {
-    Allocator* allocator = new (storage) HostHeapAllocator();
+  // Never destroyed: other static destructors may still free through it. No function-local
+  // static's guard: a child forked while another thread ran the first call would wait for
+  // that guard forever (ForkSafeOnce builds again there instead).
+  alignas(HostHeapAllocator) static constinit unsigned char storage[sizeof(HostHeapAllocator)] = {};
+  static constinit common::ForkSafeOnce built;
+  built.Run([] {
+    new (storage) HostHeapAllocator();
     ApplyEnvironmentConfig();
-    return allocator;
-  }();
-  return *instance;
+  });
+  return *std::launder(reinterpret_cast<HostHeapAllocator*>(storage));
 }
 
 std::vector<SizeClassStats> HostSizeClassStats() {
