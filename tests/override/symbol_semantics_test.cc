@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -464,24 +465,42 @@ TEST(DropinSymbols, CeilingGivesNullAndBadAllocThenRecovers) {
   EXPECT_TRUE(recovered) << "allocation works again after freeing";
 }
 
+// A live 1 MiB block right after a live 4 MiB one, so that the 4 MiB one cannot grow in
+// place. Where the blocks land depends on the holes earlier tests left (a shuffled order
+// put the first 1 MiB block in a hole elsewhere), so 1 MiB blocks are taken until one lands
+// right after, best fit filling the holes first, and a new 4 MiB block is tried when none
+// does. Every other block goes into `spares`, live until the caller frees them.
+std::pair<void*, void*> BlockWithLiveNeighbour(std::vector<void*>& spares) {
+  for (int blocks = 0; blocks < 8; ++blocks) {
+    void* block = F().malloc(4 * kMiB);
+    if (block == nullptr) break;
+    for (int tries = 0; tries < 32; ++tries) {
+      void* neighbour = F().malloc(kMiB);
+      if (neighbour == nullptr) break;
+      if (neighbour == static_cast<char*>(block) + 4 * kMiB) return {block, neighbour};
+      spares.push_back(neighbour);
+    }
+    spares.push_back(block);
+  }
+  return {nullptr, nullptr};
+}
+
 TEST(DropinSymbols, ReallocHeadroomThatDoesNotFitUnderTheCeilingIsNoOutOfMemory) {
+  std::vector<void*> spares;
+  const auto [block, neighbour] = BlockWithLiveNeighbour(spares);
   F().release_unused_spans();
   const memarena_stats start = Stats();
-  // Room for the 4 MiB block, its 1 MiB neighbour and a 5 MiB copy, not for the 6 MiB one
-  // with 50% headroom. The live neighbour right after the block keeps it from growing in
-  // place, so realloc moves it.
-  const std::size_t ceiling = start.bytes_held + 10 * kMiB + kMiB / 2;
+  // Room for a 5 MiB copy, not for the 7.5 MiB one with 50% headroom.
+  const std::size_t ceiling = start.bytes_held + 5 * kMiB + kMiB / 2;
   ASSERT_EQ(F().set_ceiling(ceiling), 1);
-  void* block = F().malloc(4 * kMiB);
-  void* neighbour = F().malloc(kMiB);
   void* grown = block != nullptr ? F().realloc(block, 5 * kMiB) : nullptr;
   const std::size_t usable = grown != nullptr ? F().malloc_usable_size(grown) : 0;
   const memarena_stats after = Stats();
   F().free(grown != nullptr ? grown : block);
   F().free(neighbour);
+  for (void* spare : spares) F().free(spare);
   ASSERT_EQ(F().set_ceiling(0), 1);
-  ASSERT_NE(block, nullptr);
-  ASSERT_EQ(neighbour, static_cast<char*>(block) + 4 * kMiB) << "not right after the block";
+  ASSERT_NE(block, nullptr) << "no 1 MiB block landed right after a 4 MiB one";
   ASSERT_NE(grown, nullptr) << "the exact size fits under the ceiling";
   EXPECT_NE(grown, block) << "the block grew in place: the move is not tested";
   EXPECT_GE(usable, 5 * kMiB);
