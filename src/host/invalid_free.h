@@ -11,13 +11,15 @@
 namespace memarena::host {
 
 // A freed small object carries a mark in its second word; allocation clears that word.
-// Freeing an object that already carries its mark is a double free. The mark is the
-// address of the pagemap leaf that covers the object (Pagemap::Find): the free path has it
-// in a register after its pagemap lookup, so checking and writing the mark costs no load
-// and no arithmetic (a per-process key XOR the address cost two of the pair's ~60 uops).
-// It is heap metadata no program is handed a pointer to, at an address the OS picked, so a
-// live object's second word equals it only when the program copied a freed object's
-// second word there (a use after free); that free would be misreported as double.
+// Freeing an object that already carries its mark is a double free. The mark is an address
+// one byte inside the pagemap leaf that covers the object (Pagemap::Find,
+// kFreedMarkOffset): the free path has the leaf in a register after its pagemap lookup, so
+// checking and writing the mark costs no load and one add (a per-process key XOR the
+// address cost two of the pair's ~60 uops). It lies inside heap metadata no program is
+// handed a pointer to, so a live object's second word equals it only when the program
+// copied a freed object's second word there (a use after free); that free would be
+// misreported as double. (The leaf's own address was the mark until the thirty-first
+// session: it is also the end of the mapping below the leaf, which a program may hold.)
 inline std::uintptr_t& MarkWord(void* object) noexcept {
   return static_cast<std::uintptr_t*>(object)[1];
 }

@@ -498,7 +498,7 @@ TEST(Pagemap, FindGivesEveryPageOfASmallSpanItsClasssEntryAndStartTest) {
     starts += expected;
   }
   EXPECT_EQ(starts, objects);
-  // The two leaves give two freed marks (each leaf's address).
+  // The two leaves give two freed marks (each inside its own leaf).
   EXPECT_NE(pagemap->Find(reinterpret_cast<const void*>(start)).freed_mark,
             pagemap->Find(reinterpret_cast<const void*>(start + kPageSize)).freed_mark);
   // The neighbouring pages, and the span's pages once it is no longer small, fail every test.
