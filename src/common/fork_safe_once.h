@@ -4,8 +4,8 @@
 // for a thread the child does not have. Here the state word names the process whose thread
 // runs the initializer: a caller that finds it running in another process (the parent,
 // before the fork) runs it again itself. So the initializer must tolerate running over a
-// first run that stopped anywhere (HostAllocator()'s rebuilds a stateless object and
-// applies MEMARENA_CONF again).
+// first run that stopped anywhere (HostAllocator()'s builds the allocator object again,
+// whose one counter is still 0 then, and applies MEMARENA_CONF again).
 #pragma once
 
 #include <atomic>

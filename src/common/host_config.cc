@@ -50,8 +50,9 @@ constexpr std::array kHostRows = {
         "on the whole 2 MiB pages inside them, and past 64 MiB held smaller requests commit "
         "whole 2 MiB pages; one page fault per 2 MiB instead of 512, while huge pages prove "
         "cheap: two first faults slower than 2 ms and than the same 2 MiB in 4 KiB faults, "
-        "with fewer than 8 fast ones between, switch them off; freed pages taken again move with mremap only while "
-        "huge pages are off, since a move splits them (0 = 4 KiB pages only)"),
+        "with fewer than 8 fast ones between, switch them off; freed pages taken again "
+        "move with mremap only while huge pages are off, since a move splits them (0 = 4 KiB "
+        "pages only)"),
     Row<&HostConfig::on_invalid_free, ParseInvalidFreeAction, ShowInvalidFreeAction>(
         "on_invalid_free", "abort|report|ignore", "double, interior or foreign free: abort "
         "with a message, print it and carry on, or carry on"),

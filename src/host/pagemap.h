@@ -71,14 +71,6 @@ class Pagemap {
   static constexpr unsigned kClassMask = kEntryClassMask;
   std::uint64_t EntryOf(const void* ptr) const noexcept { return Find(ptr).entry; }
 
-  // EntryOf, with the start test of the entry's class and the freed mark of a small object
-  // on that page (invalid_free.h); the mark is derived from the address of the leaf that
-  // holds the entry, which the lookup has in a register anyway (kFreedMarkOffset). The entry is the one word of the slot
-  // the check reads, and the test is a constant of the class it names, never a word of its
-  // own beside it: Set rewrites a page's slot without the lock while frees read it, and a
-  // test stored beside the entry could be read from one class with the entry from the next
-  // (a double free racing with its span's reuse could then pass the check; issue 12). One
-  // word cannot tear, so a free sees the page as it was before or after a Set, never a mix.
   // The freed mark is one byte into the leaf, not the leaf's own address. That address is
   // also the end of whatever mapping lies right below the leaf, and a program may hold such
   // an end. CPython's first `arenas` array (768 B) keeps arena 0's pool_address in its
@@ -88,6 +80,15 @@ class Pagemap {
   // is handed an address inside the leaf.
   static constexpr std::uintptr_t kFreedMarkOffset = 1;
 
+  // EntryOf, with the start test of the entry's class and the freed mark of a small object
+  // on that page (invalid_free.h); the mark is derived from the address of the leaf that
+  // holds the entry, which the lookup has in a register anyway (kFreedMarkOffset). The
+  // entry is the one word of the slot the check reads, and the test is a constant of the
+  // class it names, never a word of its own beside it: Set rewrites a page's slot without
+  // the lock while frees read it, and a test stored beside the entry could be read from one
+  // class with the entry from the next (a double free racing with its span's reuse could
+  // then pass the check; issue 12). One word cannot tear, so a free sees the page as it was
+  // before or after a Set, never a mix.
   struct Lookup {
     std::uint64_t entry = 0;
     ObjectStartTest start_test;     // all zero (fails every pointer) for class 0

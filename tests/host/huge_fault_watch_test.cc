@@ -1,6 +1,7 @@
 // HugeFaultWatch: which first write faults of huge pages switch them off (two slow ones
-// without kFastToForgiveSlow fast ones between), which count for nothing (too quick to have made a huge page), that the switch
-// holds, and that the bound rises to what the same bytes cost in base pages. The page heap's
+// without kFastToForgiveSlow fast ones between), which count for nothing (too quick to have
+// made a huge page), that the switch holds, and that the bound rises to what the same bytes
+// cost in base pages. The page heap's
 // use of it is in huge_pages_test.cc.
 #include "host/huge_fault_watch.h"
 

@@ -3,11 +3,8 @@
 // is 0. Each case below went unnoticed before and corrupted the heap or leaked silently.
 #include <gtest/gtest.h>
 
-#include <cinttypes>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 
@@ -22,6 +19,7 @@
 #include "memarena/config.h"
 #include "memarena/errors.h"
 #include "reported_frees.h"
+#include "support/mappings.h"
 
 namespace memarena::host {
 namespace {
@@ -166,19 +164,13 @@ TEST_F(ReportedFrees, ForeignPointersAreReportedNotIgnored) {
   EXPECT_NE(message.find("not a block of the memarena heap"), std::string::npos) << message;
 }
 
-// The start of the mapping that holds `address`, from /proc/self/maps; 0 when none does.
+// The start of the mapping that holds `address`; 0 when none does.
 std::uintptr_t MappingStartHolding(std::uintptr_t address) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::uintptr_t lo = 0;
-    std::uintptr_t hi = 0;
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) == 2 && lo <= address &&
-        address < hi) {
-      return lo;
-    }
-  }
-  return 0;
+  std::uintptr_t start = 0;
+  memarena::testing::ForEachMapping([&](std::uintptr_t lo, std::uintptr_t hi) {
+    if (lo <= address && address < hi) start = lo;
+  });
+  return start;
 }
 
 // A live block may hold any address of the program's own: here the end of a mapping that

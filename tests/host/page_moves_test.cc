@@ -5,19 +5,16 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <memory>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "host/page_heap.h"
 #include "host/pagemap.h"
 #include "platform/os.h"
+#include "support/mappings.h"
 
 namespace memarena::host {
 namespace {
@@ -199,16 +196,11 @@ TEST_F(PageMovesTest, DonorPagesUnderTheNewSpanStayAndTheOthersMoveAfterThem) {
 // process mappings that this heap's pagemap leaf or its span records' next chunk then add to
 // or merge with (2 of 40 shuffled orders failed a check on the whole count).
 std::size_t MappingsHolding(const std::vector<std::uintptr_t>& pages) {
-  std::ifstream maps("/proc/self/maps");
   std::size_t holding = 0;
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::uintptr_t lo = 0;
-    std::uintptr_t hi = 0;
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) != 2) continue;
+  memarena::testing::ForEachMapping([&](std::uintptr_t lo, std::uintptr_t hi) {
     const auto first = std::lower_bound(pages.begin(), pages.end(), lo);
     if (first != pages.end() && *first < hi) ++holding;
-  }
+  });
   return holding;
 }
 
