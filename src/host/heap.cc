@@ -463,9 +463,11 @@ constinit std::atomic<int> g_fork_handlers_state{0};
 // Called before a thread takes a heap lock (SpinLock::lock) and before it builds its cache,
 // until the handlers are registered. A thread that finds the registration in progress goes
 // on without waiting: a fork between another thread's claim and its pthread_atfork would
-// leave the child waiting for a registration that never ends. What stays open is a fork by a
-// third thread while a second takes a heap lock during the first one's registration, at the
-// process's first heap lock.
+// leave the child waiting for a registration that never ends, and a thread forking inside
+// glibc's atfork lock (another library's prepare handler that allocates) would wait for a
+// registration that waits for that lock. The window this leaves, a fork by a third thread
+// while a second holds a heap lock during the first one's registration, is closed by
+// registering at load (below), before the program can start a thread.
 void RegisterForkHandlersSlow() noexcept {
   int expected = 0;
   if (g_fork_handlers_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
@@ -475,6 +477,15 @@ void RegisterForkHandlersSlow() noexcept {
 }
 
 namespace {
+
+// At load, before another thread can reach the heap: at program start for the drop-in and a
+// linked heap, inside dlopen for a library that carries a heap of its own (no other thread
+// holds its functions yet). So a process that starts threads before it allocates (a server
+// that spawns its workers first) finds the handlers in at its first heap lock. A heap used
+// before this constructor runs (ld.so, an earlier library's constructor) registers at that
+// first use, still before the program's threads. Cost: one pthread_atfork per process that
+// loads the heap, which the drop-in paid at load already (its private runtime allocates then).
+__attribute__((constructor)) void RegisterForkHandlersAtLoad() { RegisterForkHandlersOnce(); }
 
 ThreadCache* CreateThreadCache() noexcept {
   // Before any lock of the build: the drop-in's malloc, called by pthread_atfork, may build
