@@ -648,8 +648,11 @@ void* AllocateSmall(std::size_t cls, bool may_borrow, Failure* failure) noexcept
   return object;
 }
 
+static_assert(kMaxAllocationBytes == std::size_t{1} << Pagemap::kAddressBits,
+              "the limit the failure messages state is the pagemap's reach");
+
 void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
-  if (bytes > (std::size_t{1} << Pagemap::kAddressBits)) {
+  if (bytes > kMaxAllocationBytes) {
     *failure = Failure::kOs;
     return nullptr;
   }

@@ -29,17 +29,30 @@ constexpr std::string_view kFailureAdvice =
     "call memarena::ReleaseUnusedSpans(); other threads' caches keep what they claimed of "
     "thread_cache_bytes (all caches together) until their next slow path.";
 
-// Why the heap refused, into `out` without the heap (operator new's diagnostic is built at
-// the ceiling, where a std::string may not fit).
-std::string_view WriteFailureReason(std::span<char> out, const AllocatorStats& stats) noexcept {
+constexpr std::string_view kTooLargeAdvice =
+    "Check how the size was computed: no ceiling, release or free makes room for it.";
+
+// Why the heap refused `bytes`, into `out` without the heap (operator new's diagnostic is
+// built at the ceiling, where a std::string may not fit).
+std::string_view WriteFailureReason(std::span<char> out, std::size_t bytes,
+                                    const AllocatorStats& stats) noexcept {
   const auto written =
-      stats.limit_bytes != 0
+      bytes > host::kMaxAllocationBytes
+          ? fmt::format_to_n(out.data(), out.size(),
+                             "the request is larger than the {} a block can span (the heap "
+                             "maps 48-bit addresses), so no memory was asked of the OS",
+                             common::ByteCount{host::kMaxAllocationBytes})
+      : stats.limit_bytes != 0
           ? fmt::format_to_n(out.data(), out.size(),
                              "held bytes (in use, cached and free spans) would cross the ceiling "
                              "of {} even after releasing free spans and flushing idle caches",
                              common::ByteCount{stats.limit_bytes})
           : fmt::format_to_n(out.data(), out.size(), "the OS refused to map more memory");
   return {out.data(), static_cast<std::size_t>(written.out - out.data())};
+}
+
+std::string_view FailureAdvice(std::size_t bytes) noexcept {
+  return bytes > host::kMaxAllocationBytes ? kTooLargeAdvice : kFailureAdvice;
 }
 
 class HostHeapAllocator final : public Allocator {
@@ -53,7 +66,8 @@ class HostHeapAllocator final : public Allocator {
     const AllocatorStats stats = GetStats();
     char reason[kReasonBytes];
     return common::OutOfMemoryMessage(name(), bytes, alignment, stats,
-                                      WriteFailureReason(reason, stats), kFailureAdvice);
+                                      WriteFailureReason(reason, bytes, stats),
+                                      FailureAdvice(bytes));
   }
 
  protected:
@@ -104,7 +118,8 @@ std::string_view DescribeFailure(std::span<char> out, std::size_t bytes,
   const AllocatorStats stats = Stats();
   char reason[kReasonBytes];
   return common::WriteOutOfMemoryMessage(out, kHostName, bytes, alignment, stats,
-                                         WriteFailureReason(reason, stats), kFailureAdvice);
+                                         WriteFailureReason(reason, bytes, stats),
+                                         FailureAdvice(bytes));
 }
 
 }  // namespace host

@@ -11,6 +11,11 @@
 
 namespace memarena::host {
 
+// The largest block the heap hands out: its pagemap covers 48-bit addresses, so a larger
+// request fails at once, with no memory asked of the OS and no ceiling or release to blame
+// (a size computed from bad input, most likely). The failure messages say so.
+inline constexpr std::size_t kMaxAllocationBytes = std::size_t{1} << 48;
+
 // `bytes` bytes aligned to `alignment` (a power of two, or 0 for the default 16; the caller
 // checks it: the Allocator base class and the drop-in's C rules do, checked mode asserts it).
 // nullptr on failure (ceiling reached after releasing free memory, or the OS refused);

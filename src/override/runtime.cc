@@ -177,7 +177,13 @@ void ReportFailure(std::size_t bytes) noexcept {
   // format_to_n into a stack buffer: no heap, which is what just failed.
   char line[512];
   const auto reason =
-      ceiling != 0
+      bytes > host::kMaxAllocationBytes
+          ? fmt::format_to_n(line, sizeof line,
+                             "memarena: malloc of {} B failed: more than the {} B a block can "
+                             "span (the heap maps 48-bit addresses), so no memory was asked of "
+                             "the OS: check how the size was computed",
+                             bytes, host::kMaxAllocationBytes)
+      : ceiling != 0
           ? fmt::format_to_n(line, sizeof line,
                              "memarena: malloc of {} B failed: {} B held of the {} B ceiling "
                              "(MEMARENA_CONF ceiling or memarena::SetCeiling to raise it)",

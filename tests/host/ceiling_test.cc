@@ -119,6 +119,29 @@ TEST_F(CeilingTest, AnOverCeilingRequestFailsCleanlyAndSmallerOnesSucceedAfter) 
   host.Deallocate(now_fits);
 }
 
+// A size past what the heap can map fails before the ceiling is asked: the message must not
+// send the user to raise it.
+TEST_F(CeilingTest, ARequestNoBlockCanSpanSaysSoInsteadOfBlamingTheCeiling) {
+  Allocator& host = HostAllocator();
+  for (const std::size_t bytes : {host::kMaxAllocationBytes + 1, std::size_t{1} << 62}) {
+    try {
+      host.Allocate(bytes);
+      FAIL() << bytes << " B were handed out";
+    } catch (const OutOfMemory& e) {
+      const std::string what = e.what();
+      for (const char* words : {"larger than the 256.00 TiB a block can span",
+                                "no memory was asked of the OS", "Check how the size was computed"}) {
+        EXPECT_NE(what.find(words), std::string::npos) << "lacks '" << words << "': " << what;
+      }
+      EXPECT_EQ(what.find("Raise the ceiling"), std::string::npos) << what;
+    }
+  }
+  // At the limit itself the heap does ask (the ceiling refuses it), and says that.
+  EXPECT_EQ(host.TryAllocate(host::kMaxAllocationBytes), nullptr);
+  EXPECT_NE(host.DescribeFailure(host::kMaxAllocationBytes, 16).find("would cross the ceiling"),
+            std::string::npos);
+}
+
 TEST_F(CeilingTest, FreeSpansAndIdleCachesAreReleasedBeforeARequestFails) {
   Allocator& host = HostAllocator();
   // Fill most of the ceiling with small objects, then free them: they now sit in the

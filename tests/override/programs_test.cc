@@ -275,6 +275,21 @@ TEST(DropinConfig, StatsFileReceivesTheStats) {
   EXPECT_NE(text.find("memarena stats: host"), std::string::npos) << text;
 }
 
+// A size no block can span (Python's bytearray(1 << 60)) fails without asking the OS; the
+// line says so rather than "the OS refused", and names no knob.
+TEST(DropinConfig, MallocOfASizeNoBlockCanSpanSaysSo) {
+  const ProcessResult r = RunProcess(
+      {"python3", "-c", "try:\n    bytearray(1 << 60)\nexcept MemoryError:\n    print('refused')\n"},
+      {kPreload});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "refused\n") << r.err;
+  EXPECT_NE(r.err.find("memarena: malloc of "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" B failed: more than the 281474976710656 B a block can span"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("the OS refused"), std::string::npos) << r.err;
+}
+
 // Python turns a NULL from malloc into a bare MemoryError; the drop-in says why, once.
 TEST(DropinConfig, MallocAtTheCeilingSaysSoOncePerInterval) {
   const std::string script =
