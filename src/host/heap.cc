@@ -784,8 +784,12 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlowIfAvailable(std::size_t bytes,
 MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
   void* ptr = AllocateSlowIfAvailable(bytes, alignment);
   if (ptr == nullptr) [[unlikely]] {
-    Relieve();
-    ptr = AllocateChecked(bytes, alignment);
+    // No relief makes room for more than a block can span: releasing every free span for
+    // such a request (CPython's tests make them on purpose) only costs the next ones faults.
+    if (bytes <= kMaxAllocationBytes) {
+      Relieve();
+      ptr = AllocateChecked(bytes, alignment);
+    }
     if (ptr == nullptr) g_ooms.fetch_add(1, std::memory_order_relaxed);
     watermarks::Check();
   }

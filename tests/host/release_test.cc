@@ -95,5 +95,28 @@ TEST(Release, ReleaseKeepLeavesAWarmWorkingSetCommitted) {
   ReleaseUnusedSpans();
 }
 
+// Relief (flushing the caches, releasing every free span) cannot make room for more than a
+// block can span, so such a request leaves the free spans committed: CPython's tests ask for
+// sizes like 2^63 on purpose, between real work, and each ask used to return them all.
+TEST(Release, ARequestNoBlockCanSpanReleasesNothing) {
+  Allocator& host = HostAllocator();
+  constexpr std::size_t kBlock = std::size_t{2} << 20;
+  void* live = host.Allocate(kBlock);
+  void* freed = host.Allocate(kBlock);
+  std::memset(freed, 0x5a, kBlock);
+  host.Deallocate(freed);
+  const AllocatorStats before = host.GetStats();
+  ASSERT_GE(before.bytes_releasable, kBlock) << "the freed span should stay committed";
+  for (const std::size_t bytes : {(std::size_t{1} << 48) + 1, std::size_t{1} << 62, SIZE_MAX}) {
+    EXPECT_EQ(host.TryAllocate(bytes), nullptr) << bytes;
+  }
+  const AllocatorStats after = host.GetStats();
+  EXPECT_EQ(after.bytes_releasable, before.bytes_releasable);
+  EXPECT_EQ(after.bytes_released, before.bytes_released) << "a release ran";
+  EXPECT_EQ(after.num_ooms, before.num_ooms + 3) << "each is still an out-of-memory event";
+  host.Deallocate(live);
+  ReleaseUnusedSpans();
+}
+
 }  // namespace
 }  // namespace memarena
