@@ -218,6 +218,23 @@ TEST(BfcArena, OutOfMemoryMessageNamesTheNumbersAndTheKnobs) {
   t.arena->Deallocate(keep);
 }
 
+// A size no arena can represent is refused before max_mem or the source are asked, so the
+// message must not send the user to raise max_mem.
+TEST(BfcArena, ASizeNoArenaCanServeSaysToCheckTheSize) {
+  ArenaConfig config;
+  config.max_mem = 4 * kMiB;
+  SimulatedArena t(config);
+  try {
+    t.arena->Allocate(std::size_t{1} << 62);
+    FAIL() << "no exception";
+  } catch (const OutOfMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("larger than any arena can serve"), std::string::npos) << what;
+    EXPECT_NE(what.find("Check how the size was computed"), std::string::npos) << what;
+    EXPECT_EQ(what.find("Raise max_mem"), std::string::npos) << what;
+  }
+}
+
 TEST(BfcArena, TheReleaseRegistryReachesTheArena) {
   ArenaConfig config;
   config.arena_extend_strategy = ArenaExtendStrategy::kSameAsRequested;
