@@ -12,15 +12,15 @@
 namespace memarena::host {
 
 // The largest block the heap hands out: its pagemap covers 48-bit addresses, so a larger
-// request fails at once, with no memory asked of the OS and no ceiling or release to blame
-// (a size computed from bad input, most likely). The failure messages say so.
+// request fails at once, with no memory asked of the OS, nothing released and no ceiling to
+// blame (a size computed from bad input, most likely). The failure messages say so.
 inline constexpr std::size_t kMaxAllocationBytes = std::size_t{1} << 48;
 
 // `bytes` bytes aligned to `alignment` (a power of two, or 0 for the default 16; the caller
 // checks it: the Allocator base class and the drop-in's C rules do, checked mode asserts it).
-// nullptr on failure (ceiling reached after releasing free memory, or the OS refused);
-// bytes == 0 returns a unique minimal block. Lock-free for small sizes when the thread
-// cache has an object.
+// nullptr on failure (ceiling reached after releasing free memory, the OS refused, or more
+// than kMaxAllocationBytes); bytes == 0 returns a unique minimal block. Lock-free for small
+// sizes when the thread cache has an object.
 void* Allocate(std::size_t bytes, std::size_t alignment) noexcept;
 
 // What a caller does when an allocation fails (the drop-in's errno and message, operator
