@@ -652,7 +652,7 @@ static_assert(kMaxAllocationBytes == std::size_t{1} << Pagemap::kAddressBits,
               "the limit the failure messages state is the pagemap's reach");
 
 void* AllocateLarge(std::size_t bytes, std::size_t alignment, Failure* failure) noexcept {
-  if (bytes > kMaxAllocationBytes) {
+  if (NoBlockCanSpan(bytes, alignment)) {
     *failure = Failure::kOs;
     return nullptr;
   }
@@ -784,9 +784,9 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlowIfAvailable(std::size_t bytes,
 MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alignment) noexcept {
   void* ptr = AllocateSlowIfAvailable(bytes, alignment);
   if (ptr == nullptr) [[unlikely]] {
-    // No relief makes room for more than a block can span: releasing every free span for
+    // No relief makes room for a block that cannot exist: releasing every free span for
     // such a request (CPython's tests make them on purpose) only costs the next ones faults.
-    if (bytes <= kMaxAllocationBytes) {
+    if (!NoBlockCanSpan(bytes, alignment)) {
       Relieve();
       ptr = AllocateChecked(bytes, alignment);
     }

@@ -30,17 +30,18 @@ constexpr std::string_view kFailureAdvice =
     "thread_cache_bytes (all caches together) until their next slow path.";
 
 constexpr std::string_view kTooLargeAdvice =
-    "Check how the size was computed: no ceiling, release or free makes room for it.";
+    "Check how the size and alignment were computed: no ceiling, release or free makes room "
+    "for such a block.";
 
-// Why the heap refused `bytes`, into `out` without the heap (operator new's diagnostic is
-// built at the ceiling, where a std::string may not fit).
-std::string_view WriteFailureReason(std::span<char> out, std::size_t bytes,
+// Why the heap refused `bytes` at `alignment`, into `out` without the heap (operator new's
+// diagnostic is built at the ceiling, where a std::string may not fit).
+std::string_view WriteFailureReason(std::span<char> out, std::size_t bytes, std::size_t alignment,
                                     const AllocatorStats& stats) noexcept {
   const auto written =
-      bytes > host::kMaxAllocationBytes
+      host::NoBlockCanSpan(bytes, alignment)
           ? fmt::format_to_n(out.data(), out.size(),
-                             "the request is larger than the {} a block can span (the heap "
-                             "maps 48-bit addresses), so no memory was asked of the OS",
+                             "no block of that size and alignment fits in the {} of addresses "
+                             "the heap maps (48 bits), so no memory was asked of the OS",
                              common::ByteCount{host::kMaxAllocationBytes})
       : stats.limit_bytes != 0
           ? fmt::format_to_n(out.data(), out.size(),
@@ -51,8 +52,8 @@ std::string_view WriteFailureReason(std::span<char> out, std::size_t bytes,
   return {out.data(), static_cast<std::size_t>(written.out - out.data())};
 }
 
-std::string_view FailureAdvice(std::size_t bytes) noexcept {
-  return bytes > host::kMaxAllocationBytes ? kTooLargeAdvice : kFailureAdvice;
+std::string_view FailureAdvice(std::size_t bytes, std::size_t alignment) noexcept {
+  return host::NoBlockCanSpan(bytes, alignment) ? kTooLargeAdvice : kFailureAdvice;
 }
 
 class HostHeapAllocator final : public Allocator {
@@ -66,8 +67,8 @@ class HostHeapAllocator final : public Allocator {
     const AllocatorStats stats = GetStats();
     char reason[kReasonBytes];
     return common::OutOfMemoryMessage(name(), bytes, alignment, stats,
-                                      WriteFailureReason(reason, bytes, stats),
-                                      FailureAdvice(bytes));
+                                      WriteFailureReason(reason, bytes, alignment, stats),
+                                      FailureAdvice(bytes, alignment));
   }
 
  protected:
@@ -118,8 +119,8 @@ std::string_view DescribeFailure(std::span<char> out, std::size_t bytes,
   const AllocatorStats stats = Stats();
   char reason[kReasonBytes];
   return common::WriteOutOfMemoryMessage(out, kHostName, bytes, alignment, stats,
-                                         WriteFailureReason(reason, bytes, stats),
-                                         FailureAdvice(bytes));
+                                         WriteFailureReason(reason, bytes, alignment, stats),
+                                         FailureAdvice(bytes, alignment));
 }
 
 }  // namespace host

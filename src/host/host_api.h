@@ -11,15 +11,22 @@
 
 namespace memarena::host {
 
-// The largest block the heap hands out: its pagemap covers 48-bit addresses, so a larger
-// request fails at once, with no memory asked of the OS, nothing released and no ceiling to
-// blame (a size computed from bad input, most likely). The failure messages say so.
+// The addresses the heap maps: its pagemap covers 48 bits. A request no block inside them can
+// serve fails at once, with no memory asked of the OS, nothing released and no ceiling to
+// blame (a size or alignment computed from bad input, most likely). The failure messages
+// say so.
 inline constexpr std::size_t kMaxAllocationBytes = std::size_t{1} << 48;
+
+// Whether no block of `bytes` aligned to `alignment` fits below kMaxAllocationBytes. Address
+// 0 is never mapped, so the lowest place is `alignment` itself.
+constexpr bool NoBlockCanSpan(std::size_t bytes, std::size_t alignment) noexcept {
+  return alignment >= kMaxAllocationBytes || bytes > kMaxAllocationBytes - alignment;
+}
 
 // `bytes` bytes aligned to `alignment` (a power of two, or 0 for the default 16; the caller
 // checks it: the Allocator base class and the drop-in's C rules do, checked mode asserts it).
-// nullptr on failure (ceiling reached after releasing free memory, the OS refused, or more
-// than kMaxAllocationBytes); bytes == 0 returns a unique minimal block. Lock-free for small
+// nullptr on failure (ceiling reached after releasing free memory, the OS refused, or
+// NoBlockCanSpan); bytes == 0 returns a unique minimal block. Lock-free for small
 // sizes when the thread cache has an object.
 void* Allocate(std::size_t bytes, std::size_t alignment) noexcept;
 

@@ -31,18 +31,19 @@ constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x -
 
 // The failure path of every C allocation: errno = ENOMEM, a trace row, the rate-limited
 // message, nullptr.
-[[gnu::cold]] inline void* FailAllocation(std::size_t bytes) noexcept {
+[[gnu::cold]] inline void* FailAllocation(std::size_t bytes,
+                                          std::size_t alignment = kMallocAlignment) noexcept {
   errno = ENOMEM;
   if (TracingOn()) TraceFailure(bytes);
-  ReportFailure(bytes);
+  ReportFailure(bytes, alignment);
   errno = ENOMEM;  // the message's write(2) may have changed it
   return nullptr;
 }
 
 // The untraced failure path, which host::AllocateOr calls in place of returning nullptr.
 [[gnu::cold, gnu::noinline]] inline void* FailUntraced(std::size_t bytes,
-                                                       std::size_t /*alignment*/) noexcept {
-  ReportFailure(bytes);
+                                                       std::size_t alignment) noexcept {
+  ReportFailure(bytes, alignment);
   errno = ENOMEM;
   return nullptr;
 }
@@ -199,7 +200,7 @@ inline void* Valloc(std::size_t bytes) noexcept {
 // pvalloc: page aligned and rounded up to whole pages (pvalloc(0) is one page).
 inline void* Pvalloc(std::size_t bytes) noexcept {
   const std::size_t page = platform::PageSize();
-  if (bytes > SIZE_MAX - page) [[unlikely]] return FailAllocation(bytes);
+  if (bytes > SIZE_MAX - page) [[unlikely]] return FailAllocation(bytes, page);
   const std::size_t rounded = bytes == 0 ? page : (bytes + page - 1) & ~(page - 1);
   return AllocateAligned(rounded, page);
 }

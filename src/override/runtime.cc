@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -127,6 +128,12 @@ void StartTrace(const std::string& path) {
 // program's static initialisers. Allocations before it run on the defaults.
 __attribute__((constructor)) void ConfigureAtLoad() { ConfigureFromEnvironment(); }
 
+// What is left of `line` after `end`, where format_to_n is to write next.
+template <std::size_t N>
+std::size_t Room(const char (&line)[N], const char* end) noexcept {
+  return end < line + N ? static_cast<std::size_t>(line + N - end) : 0;
+}
+
 }  // namespace
 
 void ConfigureFromEnvironment() noexcept {
@@ -161,7 +168,7 @@ void ConfigureFromEnvironment() noexcept {
   }
 }
 
-void ReportFailure(std::size_t bytes) noexcept {
+void ReportFailure(std::size_t bytes, std::size_t alignment) noexcept {
   const std::uint64_t interval = g_oom_interval_ns.load(std::memory_order_relaxed);
   if (interval == 0) return;
   const std::uint64_t now = platform::NowNanos();
@@ -176,30 +183,34 @@ void ReportFailure(std::size_t bytes) noexcept {
   const AllocatorStats stats = host::Stats();
   // format_to_n into a stack buffer: no heap, which is what just failed.
   char line[512];
-  const auto reason =
-      bytes > host::kMaxAllocationBytes
-          ? fmt::format_to_n(line, sizeof line,
-                             "memarena: malloc of {} B failed: more than the {} B a block can "
-                             "span (the heap maps 48-bit addresses), so no memory was asked of "
-                             "the OS: check how the size was computed",
-                             bytes, host::kMaxAllocationBytes)
-      : ceiling != 0
-          ? fmt::format_to_n(line, sizeof line,
-                             "memarena: malloc of {} B failed: {} B held of the {} B ceiling "
-                             "(MEMARENA_CONF ceiling or memarena::SetCeiling to raise it)",
-                             bytes, stats.bytes_held, ceiling)
-          : fmt::format_to_n(line, sizeof line,
-                             "memarena: malloc of {} B failed: the OS refused more memory ({} B "
-                             "held, no ceiling)",
-                             bytes, stats.bytes_held);
-  char* end = reason.out;
-  const std::size_t room = static_cast<std::size_t>(std::end(line) - end);
-  end = fmt::format_to_n(end, room,
+  char* end = fmt::format_to_n(line, sizeof line, "memarena: malloc of {} B", bytes).out;
+  // The alignment is named only where it is not malloc's own.
+  if (alignment > kMallocAlignment) {
+    end = fmt::format_to_n(end, Room(line, end), " aligned to {} B", alignment).out;
+  }
+  end = host::NoBlockCanSpan(bytes, alignment)
+            ? fmt::format_to_n(end, Room(line, end),
+                               " failed: no such block fits in the {} B of addresses the heap "
+                               "maps (48 bits), so no memory was asked of the OS: check how "
+                               "the size and alignment were computed",
+                               host::kMaxAllocationBytes)
+                  .out
+        : ceiling != 0
+            ? fmt::format_to_n(end, Room(line, end),
+                               " failed: {} B held of the {} B ceiling (MEMARENA_CONF ceiling "
+                               "or memarena::SetCeiling to raise it)",
+                               stats.bytes_held, ceiling)
+                  .out
+            : fmt::format_to_n(end, Room(line, end),
+                               " failed: the OS refused more memory ({} B held, no ceiling)",
+                               stats.bytes_held)
+                  .out;
+  end = fmt::format_to_n(end, Room(line, end),
                          "; {} more failures since the last such line; next at most {} s later "
                          "(MEMARENA_CONF oom_message_interval, 0 = none)\n",
                          held_back, interval / 1'000'000'000)
             .out;
-  if (end > std::end(line)) end = std::end(line);
+  end = std::min(end, std::end(line));
   platform::WriteStderr(line, static_cast<std::size_t>(end - line));
 }
 
@@ -217,7 +228,7 @@ void TraceFailure(std::size_t bytes) noexcept {
 
 void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept {
   void* ptr = host::Allocate(bytes, alignment);
-  if (ptr == nullptr) return FailAllocation(bytes);
+  if (ptr == nullptr) return FailAllocation(bytes, alignment);
   TraceAllocate(ptr, bytes);
   return ptr;
 }

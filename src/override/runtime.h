@@ -30,8 +30,9 @@ MEMARENA_DROPIN_HIDDEN void TraceFree(const void* ptr) noexcept;
 MEMARENA_DROPIN_HIDDEN void TraceFailure(std::size_t bytes) noexcept;
 
 // A failed C allocation: at most one line per oom_message_interval on stderr naming the
-// request, held and the ceiling. Never allocates (the heap is what just failed).
-MEMARENA_DROPIN_HIDDEN void ReportFailure(std::size_t bytes) noexcept;
+// request (its alignment where it is not malloc's), held and the ceiling, or the heap's
+// reach when no block could serve it. Never allocates (the heap is what just failed).
+MEMARENA_DROPIN_HIDDEN void ReportFailure(std::size_t bytes, std::size_t alignment) noexcept;
 
 // A C allocation while tracing: host::Allocate plus its row; failure sets errno = ENOMEM.
 MEMARENA_DROPIN_HIDDEN void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept;

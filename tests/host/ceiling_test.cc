@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -119,27 +120,30 @@ TEST_F(CeilingTest, AnOverCeilingRequestFailsCleanlyAndSmallerOnesSucceedAfter) 
   host.Deallocate(now_fits);
 }
 
-// A size past what the heap can map fails before the ceiling is asked: the message must not
-// send the user to raise it.
+// A size or alignment past what the heap can map fails before the ceiling is asked: the
+// message must not send the user to raise it.
 TEST_F(CeilingTest, ARequestNoBlockCanSpanSaysSoInsteadOfBlamingTheCeiling) {
   Allocator& host = HostAllocator();
-  for (const std::size_t bytes : {host::kMaxAllocationBytes + 1, std::size_t{1} << 62}) {
+  const std::size_t kMax = host::kMaxAllocationBytes;
+  const std::pair<std::size_t, std::size_t> requests[] = {
+      {kMax + 1, 16}, {std::size_t{1} << 62, 16}, {kMax - 8, 16}, {64, kMax}, {64, kMax << 4}};
+  for (const auto& [bytes, alignment] : requests) {
     try {
-      host.Allocate(bytes);
-      FAIL() << bytes << " B were handed out";
+      host.Allocate(bytes, alignment);
+      FAIL() << bytes << " B aligned to " << alignment << " were handed out";
     } catch (const OutOfMemory& e) {
       const std::string what = e.what();
-      for (const char* words : {"larger than the 256.00 TiB a block can span",
-                                "no memory was asked of the OS", "Check how the size was computed"}) {
+      for (const char* words : {"no block of that size and alignment fits in the 256.00 TiB",
+                                "no memory was asked of the OS",
+                                "Check how the size and alignment were computed"}) {
         EXPECT_NE(what.find(words), std::string::npos) << "lacks '" << words << "': " << what;
       }
       EXPECT_EQ(what.find("Raise the ceiling"), std::string::npos) << what;
     }
   }
-  // At the limit itself the heap does ask (the ceiling refuses it), and says that.
-  EXPECT_EQ(host.TryAllocate(host::kMaxAllocationBytes), nullptr);
-  EXPECT_NE(host.DescribeFailure(host::kMaxAllocationBytes, 16).find("would cross the ceiling"),
-            std::string::npos);
+  // A block that could exist is the ceiling's to refuse, and the message says that.
+  EXPECT_EQ(host.TryAllocate(kMax / 2), nullptr);
+  EXPECT_NE(host.DescribeFailure(kMax / 2, 16).find("would cross the ceiling"), std::string::npos);
 }
 
 TEST_F(CeilingTest, FreeSpansAndIdleCachesAreReleasedBeforeARequestFails) {

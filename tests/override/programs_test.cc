@@ -275,19 +275,30 @@ TEST(DropinConfig, StatsFileReceivesTheStats) {
   EXPECT_NE(text.find("memarena stats: host"), std::string::npos) << text;
 }
 
-// A size no block can span (Python's bytearray(1 << 60)) fails without asking the OS; the
-// line says so rather than "the OS refused", and names no knob.
-TEST(DropinConfig, MallocOfASizeNoBlockCanSpanSaysSo) {
-  const ProcessResult r = RunProcess(
+// A size or alignment no block can serve (Python's bytearray(1 << 60), memalign(2^50, 16)
+// through ctypes) fails without asking the OS; the line says so rather than "the OS
+// refused", names the alignment where it is not malloc's, and names no knob.
+TEST(DropinConfig, MallocOfABlockThatCannotExistSaysSo) {
+  const std::string kNoSuchBlock =
+      " failed: no such block fits in the 281474976710656 B of addresses the heap maps";
+  const ProcessResult big = RunProcess(
       {"python3", "-c", "try:\n    bytearray(1 << 60)\nexcept MemoryError:\n    print('refused')\n"},
       {kPreload});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "refused\n") << r.err;
-  EXPECT_NE(r.err.find("memarena: malloc of "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(" B failed: more than the 281474976710656 B a block can span"),
+  EXPECT_EQ(big.status, 0) << big.err;
+  EXPECT_EQ(big.out, "refused\n") << big.err;
+  EXPECT_NE(big.err.find("memarena: malloc of "), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find(" B" + kNoSuchBlock), std::string::npos) << big.err;
+  EXPECT_EQ(big.err.find("the OS refused"), std::string::npos) << big.err;
+  const ProcessResult aligned = RunProcess(
+      {"python3", "-c",
+       "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.memalign.restype = ctypes.c_void_p\n"
+       "print(libc.memalign(ctypes.c_size_t(1 << 50), ctypes.c_size_t(16)))\n"},
+      {kPreload});
+  EXPECT_EQ(aligned.status, 0) << aligned.err;
+  EXPECT_EQ(aligned.out, "None\n") << aligned.err;
+  EXPECT_NE(aligned.err.find("memarena: malloc of 16 B aligned to 1125899906842624 B" + kNoSuchBlock),
             std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.err.find("the OS refused"), std::string::npos) << r.err;
+      << aligned.err;
 }
 
 // Python turns a NULL from malloc into a bare MemoryError; the drop-in says why, once.

@@ -363,7 +363,8 @@ TEST(DropinSymbols, NewsExceptionIsTheProgramsOwnBadAllocWithTheDiagnostic) {
       EXPECT_EQ(inside_catch, 0);
       EXPECT_EQ(std::uncaught_exceptions(), 0);
       // The diagnostic's advice for a size no block can span.
-      EXPECT_NE(what.find("Check how the size was computed"), std::string::npos) << what;
+      EXPECT_NE(what.find("Check how the size and alignment were computed"), std::string::npos)
+          << what;
     }
   }
   // Rethrown from the catch and caught again, as std::exception this time.
