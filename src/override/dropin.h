@@ -30,12 +30,14 @@ static_assert(kMallocAlignment <= host::kMinAlign, "malloc takes the heap's alig
 constexpr bool IsPowerOfTwo(std::size_t x) noexcept { return x != 0 && (x & (x - 1)) == 0; }
 
 // The failure path of every C allocation: errno = ENOMEM, a trace row, the rate-limited
-// message, nullptr.
+// message, nullptr. `count` > 1: an array of `count` elements of `bytes` (calloc,
+// reallocarray) whose size overflows; its trace row says SIZE_MAX.
 [[gnu::cold]] inline void* FailAllocation(std::size_t bytes,
-                                          std::size_t alignment = kMallocAlignment) noexcept {
+                                          std::size_t alignment = kMallocAlignment,
+                                          std::size_t count = 1) noexcept {
   errno = ENOMEM;
-  if (TracingOn()) TraceFailure(bytes);
-  ReportFailure(bytes, alignment);
+  if (TracingOn()) TraceFailure(count > 1 ? SIZE_MAX : bytes);
+  ReportFailure(bytes, alignment, count);
   errno = ENOMEM;  // the message's write(2) may have changed it
   return nullptr;
 }
@@ -79,7 +81,7 @@ inline void FreeSized(void* ptr, std::size_t bytes) noexcept {
 inline void* Calloc(std::size_t count, std::size_t size) noexcept {
   std::size_t bytes = 0;
   if (__builtin_mul_overflow(count, size, &bytes)) [[unlikely]] {
-    return FailAllocation(SIZE_MAX);
+    return FailAllocation(size, kMallocAlignment, count);
   }
   void* ptr = Malloc(bytes);
   if (ptr != nullptr) host::ZeroNew(ptr, bytes);
@@ -155,7 +157,7 @@ inline void* Realloc(void* ptr, std::size_t bytes) noexcept {
 inline void* ReallocArray(void* ptr, std::size_t count, std::size_t size) noexcept {
   std::size_t bytes = 0;
   if (__builtin_mul_overflow(count, size, &bytes)) [[unlikely]] {
-    return FailAllocation(SIZE_MAX);
+    return FailAllocation(size, kMallocAlignment, count);
   }
   return Realloc(ptr, bytes);
 }

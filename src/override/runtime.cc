@@ -168,7 +168,7 @@ void ConfigureFromEnvironment() noexcept {
   }
 }
 
-void ReportFailure(std::size_t bytes, std::size_t alignment) noexcept {
+void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) noexcept {
   const std::uint64_t interval = g_oom_interval_ns.load(std::memory_order_relaxed);
   if (interval == 0) return;
   const std::uint64_t now = platform::NowNanos();
@@ -183,12 +183,18 @@ void ReportFailure(std::size_t bytes, std::size_t alignment) noexcept {
   const AllocatorStats stats = host::Stats();
   // format_to_n into a stack buffer: no heap, which is what just failed.
   char line[512];
-  char* end = fmt::format_to_n(line, sizeof line, "memarena: malloc of {} B", bytes).out;
+  char* end = fmt::format_to_n(line, sizeof line, "memarena: malloc of ").out;
+  if (count > 1) end = fmt::format_to_n(end, Room(line, end), "{} x ", count).out;
+  end = fmt::format_to_n(end, Room(line, end), "{} B", bytes).out;
   // The alignment is named only where it is not malloc's own.
   if (alignment > kMallocAlignment) {
     end = fmt::format_to_n(end, Room(line, end), " aligned to {} B", alignment).out;
   }
-  end = host::NoBlockCanSpan(bytes, alignment)
+  end = count > 1 ? fmt::format_to_n(end, Room(line, end),
+                                     " failed: the product overflows size_t: check how the "
+                                     "count and the size were computed")
+                        .out
+        : host::NoBlockCanSpan(bytes, alignment)
             ? fmt::format_to_n(end, Room(line, end),
                                " failed: no such block fits in the {} B of addresses the heap "
                                "maps (48 bits), so no memory was asked of the OS: check how "

@@ -31,8 +31,10 @@ MEMARENA_DROPIN_HIDDEN void TraceFailure(std::size_t bytes) noexcept;
 
 // A failed C allocation: at most one line per oom_message_interval on stderr naming the
 // request (its alignment where it is not malloc's), held and the ceiling, or the heap's
-// reach when no block could serve it. Never allocates (the heap is what just failed).
-MEMARENA_DROPIN_HIDDEN void ReportFailure(std::size_t bytes, std::size_t alignment) noexcept;
+// reach when no block could serve it. `count` > 1: calloc's or reallocarray's `count`
+// elements of `bytes`, whose product overflows. Never allocates (the heap just failed).
+MEMARENA_DROPIN_HIDDEN void ReportFailure(std::size_t bytes, std::size_t alignment,
+                                          std::size_t count = 1) noexcept;
 
 // A C allocation while tracing: host::Allocate plus its row; failure sets errno = ENOMEM.
 MEMARENA_DROPIN_HIDDEN void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept;

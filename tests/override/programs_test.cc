@@ -301,6 +301,22 @@ TEST(DropinConfig, MallocOfABlockThatCannotExistSaysSo) {
   EXPECT_NE(aligned.err.find(kAlignedLine + kNoSuchBlock), std::string::npos) << aligned.err;
 }
 
+// calloc(2^63, 3) overflows size_t before any heap is asked: the line names both factors
+// instead of a made-up size.
+TEST(DropinConfig, CallocWhoseProductOverflowsNamesBothFactors) {
+  const ProcessResult r = RunProcess(
+      {"python3", "-c",
+       "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.calloc.restype = ctypes.c_void_p\n"
+       "print(libc.calloc(ctypes.c_size_t(1 << 63), ctypes.c_size_t(3)))\n"},
+      {kPreload});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "None\n") << r.err;
+  EXPECT_NE(r.err.find("memarena: malloc of 9223372036854775808 x 3 B failed: the product "
+                       "overflows size_t"),
+            std::string::npos)
+      << r.err;
+}
+
 // Python turns a NULL from malloc into a bare MemoryError; the drop-in says why, once.
 TEST(DropinConfig, MallocAtTheCeilingSaysSoOncePerInterval) {
   const std::string script =
