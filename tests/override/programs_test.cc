@@ -275,6 +275,16 @@ TEST(DropinConfig, StatsFileReceivesTheStats) {
   EXPECT_NE(text.find("memarena stats: host"), std::string::npos) << text;
 }
 
+// Calls libc's `function` with `arguments` (Python) through ctypes under the preload, so the
+// drop-in's symbol answers, and prints the pointer it returned (None for NULL).
+ProcessResult CallThroughCtypes(const std::string& function, const std::string& arguments) {
+  return RunProcess({"python3", "-c",
+                     "import ctypes\nlibc = ctypes.CDLL(None)\nlibc." + function +
+                         ".restype = ctypes.c_void_p\nprint(libc." + function + "(" + arguments +
+                         "))\n"},
+                    {kPreload});
+}
+
 // A size or alignment no block can serve (Python's bytearray(1 << 60), memalign(2^50, 16)
 // through ctypes) fails without asking the OS; the line says so rather than "the OS
 // refused", names the alignment where it is not malloc's, and names no knob.
@@ -290,11 +300,8 @@ TEST(DropinConfig, MallocOfABlockThatCannotExistSaysSo) {
   EXPECT_NE(big.err.find("memarena: malloc of "), std::string::npos) << big.err;
   EXPECT_NE(big.err.find(" B" + kNoSuchBlock), std::string::npos) << big.err;
   EXPECT_EQ(big.err.find("the OS refused"), std::string::npos) << big.err;
-  const ProcessResult aligned = RunProcess(
-      {"python3", "-c",
-       "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.memalign.restype = ctypes.c_void_p\n"
-       "print(libc.memalign(ctypes.c_size_t(1 << 50), ctypes.c_size_t(16)))\n"},
-      {kPreload});
+  const ProcessResult aligned =
+      CallThroughCtypes("memalign", "ctypes.c_size_t(1 << 50), ctypes.c_size_t(16)");
   EXPECT_EQ(aligned.status, 0) << aligned.err;
   EXPECT_EQ(aligned.out, "None\n") << aligned.err;
   const std::string kAlignedLine = "memarena: malloc of 16 B aligned to 1125899906842624 B";
@@ -304,11 +311,8 @@ TEST(DropinConfig, MallocOfABlockThatCannotExistSaysSo) {
 // calloc(2^63, 3) overflows size_t before any heap is asked: the line names both factors
 // instead of a made-up size.
 TEST(DropinConfig, CallocWhoseProductOverflowsNamesBothFactors) {
-  const ProcessResult r = RunProcess(
-      {"python3", "-c",
-       "import ctypes\nlibc = ctypes.CDLL(None)\nlibc.calloc.restype = ctypes.c_void_p\n"
-       "print(libc.calloc(ctypes.c_size_t(1 << 63), ctypes.c_size_t(3)))\n"},
-      {kPreload});
+  const ProcessResult r =
+      CallThroughCtypes("calloc", "ctypes.c_size_t(1 << 63), ctypes.c_size_t(3)");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "None\n") << r.err;
   EXPECT_NE(r.err.find("memarena: malloc of 9223372036854775808 x 3 B failed: the product "
