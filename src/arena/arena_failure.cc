@@ -52,10 +52,10 @@ std::string FailureReason(const ArenaFailure& f, const ArenaConfig& config,
 }
 
 std::string FailureAdvice(const ArenaFailure& f, const AllocatorStats& stats) {
-  std::string advice;
   if (f.kind == FailureKind::kTooLarge) {
     return "Check how the size was computed: no max_mem, release or free makes room for it.";
   }
+  std::string advice;
   if (f.kind == FailureKind::kMetadata) {
     advice = "Free host memory or raise the host ceiling (MEMARENA_CONF=ceiling:SIZE): the "
              "arena keeps its chunk records on the host heap.";

@@ -190,27 +190,30 @@ void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) 
   if (alignment > kMallocAlignment) {
     end = fmt::format_to_n(end, Room(line, end), " aligned to {} B", alignment).out;
   }
-  end = count > 1 ? fmt::format_to_n(end, Room(line, end),
-                                     " failed: the product overflows size_t: check how the "
-                                     "count and the size were computed")
-                        .out
-        : host::NoBlockCanSpan(bytes, alignment)
-            ? fmt::format_to_n(end, Room(line, end),
-                               " failed: no such block fits in the {} B of addresses the heap "
-                               "maps (48 bits), so no memory was asked of the OS: check how "
-                               "the size and alignment were computed",
-                               host::kMaxAllocationBytes)
-                  .out
-        : ceiling != 0
-            ? fmt::format_to_n(end, Room(line, end),
-                               " failed: {} B held of the {} B ceiling (MEMARENA_CONF ceiling "
-                               "or memarena::SetCeiling to raise it)",
-                               stats.bytes_held, ceiling)
-                  .out
-            : fmt::format_to_n(end, Room(line, end),
-                               " failed: the OS refused more memory ({} B held, no ceiling)",
-                               stats.bytes_held)
-                  .out;
+  if (count > 1) {
+    end = fmt::format_to_n(end, Room(line, end),
+                           " failed: the product overflows size_t: check how the count and the "
+                           "size were computed")
+              .out;
+  } else if (host::NoBlockCanSpan(bytes, alignment)) {
+    end = fmt::format_to_n(end, Room(line, end),
+                           " failed: no such block fits in the {} B of addresses the heap maps "
+                           "(48 bits), so no memory was asked of the OS: check how the size "
+                           "and alignment were computed",
+                           host::kMaxAllocationBytes)
+              .out;
+  } else if (ceiling != 0) {
+    end = fmt::format_to_n(end, Room(line, end),
+                           " failed: {} B held of the {} B ceiling (MEMARENA_CONF ceiling or "
+                           "memarena::SetCeiling to raise it)",
+                           stats.bytes_held, ceiling)
+              .out;
+  } else {
+    end = fmt::format_to_n(end, Room(line, end),
+                           " failed: the OS refused more memory ({} B held, no ceiling)",
+                           stats.bytes_held)
+              .out;
+  }
   end = fmt::format_to_n(end, Room(line, end),
                          "; {} more failures since the last such line; next at most {} s later "
                          "(MEMARENA_CONF oom_message_interval, 0 = none)\n",
