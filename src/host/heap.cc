@@ -1063,11 +1063,25 @@ inline void FreeSizedFast(void* ptr, std::size_t bytes) noexcept {
 
 // A failed allocation handed to the caller's `on_failure` (host_api.h AllocateOr).
 template <typename Failure>
-MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOr(std::size_t bytes, std::size_t alignment,
-                                               Failure on_failure) noexcept(noexcept(on_failure(0, 0))) {
+[[gnu::always_inline]] inline void* SlowOr(std::size_t bytes, std::size_t alignment,
+                                           Failure on_failure)
+    noexcept(noexcept(on_failure(0, 0))) {
   void* ptr = AllocateSlow(bytes, alignment);
   if (ptr != nullptr) [[likely]] return ptr;
   return on_failure(bytes, alignment);
+}
+
+// SlowOr for each failure type. Not a template: g++ drops the section attribute of a
+// template's instantiations, and the fast paths tail-call these, so each is the outermost
+// heap frame of a sampled malloc or new. Outside the section it headed every such stack of
+// a heap profile (SampledStack.EveryEntryPointStartsInItsCaller).
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOr(std::size_t bytes, std::size_t alignment,
+                                               AllocationFailure on_failure) noexcept {
+  return SlowOr(bytes, alignment, on_failure);
+}
+MEMARENA_ALLOCATION_ENTRY void* AllocateSlowOrThrow(std::size_t bytes, std::size_t alignment,
+                                                    ThrowingAllocationFailure on_failure) {
+  return SlowOr(bytes, alignment, on_failure);
 }
 
 }  // namespace
@@ -1090,25 +1104,23 @@ MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* Allocate(
 
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateOr(
     std::size_t bytes, std::size_t alignment, AllocationFailure on_failure) noexcept {
-  return AllocateFast<true, AllocateSlowOr<AllocationFailure>>(bytes, alignment, on_failure);
+  return AllocateFast<true, AllocateSlowOr>(bytes, alignment, on_failure);
 }
 
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateOrThrow(
     std::size_t bytes, std::size_t alignment, ThrowingAllocationFailure on_failure) {
-  return AllocateFast<true, AllocateSlowOr<ThrowingAllocationFailure>>(bytes, alignment,
-                                                                      on_failure);
+  return AllocateFast<true, AllocateSlowOrThrow>(bytes, alignment, on_failure);
 }
 
 // The alignment is a constant here, so AllocateFast's alignment test folds away.
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateMinAlignedOr(
     std::size_t bytes, AllocationFailure on_failure) noexcept {
-  return AllocateFast<true, AllocateSlowOr<AllocationFailure>>(bytes, kMinAlign, on_failure);
+  return AllocateFast<true, AllocateSlowOr>(bytes, kMinAlign, on_failure);
 }
 
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateMinAlignedOrThrow(
     std::size_t bytes, ThrowingAllocationFailure on_failure) {
-  return AllocateFast<true, AllocateSlowOr<ThrowingAllocationFailure>>(bytes, kMinAlign,
-                                                                      on_failure);
+  return AllocateFast<true, AllocateSlowOrThrow>(bytes, kMinAlign, on_failure);
 }
 
 MEMARENA_FAST_PATH_ALIGNED MEMARENA_ALLOCATION_ENTRY void* AllocateUnchecked(
@@ -1145,7 +1157,7 @@ namespace {
 // ReallocateOr's move of a live small block of class `cls` below kMovedUncachedSize, which
 // MayFree passed with its pagemap entry and freed mark. Apart so that ReallocateOr's tests
 // and tail calls need no frame (realloc_grow's calls mostly keep their block or are large).
-[[gnu::noinline]] void* MoveSmall(void* ptr, std::size_t bytes, std::size_t cls,
+MEMARENA_ALLOCATION_ENTRY void* MoveSmall(void* ptr, std::size_t bytes, std::size_t cls,
                                   std::uint64_t entry, std::uintptr_t mark,
                                   ReallocFallback general) noexcept {
   const std::size_t usable = kSizes[cls];
@@ -1166,7 +1178,7 @@ namespace {
 // ReallocateOr's large block (or a pointer in no class: freed pages, foreign): kept when it
 // still fits and stays half used, as the general path would; realloc_grow's calls are mostly
 // such, and the general path would look the block up again.
-[[gnu::noinline]] void* KeepLargeOr(void* ptr, std::size_t bytes,
+MEMARENA_ALLOCATION_ENTRY void* KeepLargeOr(void* ptr, std::size_t bytes,
                                     ReallocFallback general) noexcept {
   const Span* span = LiveLargeSpan(ptr);
   if (span != nullptr && bytes != 0 && ReallocKeeps(span->Bytes(), bytes)) {
@@ -1182,7 +1194,8 @@ namespace {
 // called four functions: about 170 instructions a move in `minimizer`). The rules are the
 // general path's (dropin::ReallocBlock). Anything else, and a new block that is not
 // available at once, goes to `general`, which finds `ptr` as it was.
-void* ReallocateOr(void* ptr, std::size_t bytes, ReallocFallback general) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* ReallocateOr(void* ptr, std::size_t bytes,
+                                             ReallocFallback general) noexcept {
   const Pagemap::Lookup page = g_pagemap.Find(ptr);
   const std::size_t cls = page.entry & Pagemap::kClassMask;
   if (cls == 0) return KeepLargeOr(ptr, bytes, general);

@@ -88,14 +88,6 @@ inline void* Calloc(std::size_t count, std::size_t size) noexcept {
   return ptr;
 }
 
-// A realloc in the trace: the old block's free, then the new (or same) block's allocation.
-inline void TraceRealloc(const void* old_block, const void* new_block, std::size_t bytes) noexcept {
-  if (TracingOn()) [[unlikely]] {
-    TraceFree(old_block);
-    TraceAllocate(new_block, bytes);
-  }
-}
-
 // realloc: NULL acts as malloc; size 0 frees and returns NULL (glibc's behaviour); a block
 // that still fits and stays at least half used is kept; on failure the old block is left
 // untouched and NULL + ENOMEM is returned. A large block (above the size classes) first
@@ -107,42 +99,9 @@ inline void TraceRealloc(const void* old_block, const void* new_block, std::size
 // touched costs address space only. The block moved away from is not kept in the thread
 // cache when it is big (FreeMoved). A copy into a page run fresh from the OS first faults
 // its pages in with one call (kPrefaultCopyBytes): realloc_grow's faults 15.3 k -> 6.6 k.
-[[gnu::noinline]] inline void* ReallocBlock(void* ptr, std::size_t bytes) noexcept {
-  if (bytes == 0) {
-    Free(ptr);
-    return nullptr;
-  }
-  const std::size_t usable = host::UsableSize(ptr);
-  if (usable == 0) [[unlikely]] {  // freed, inside a block, or not the heap's
-    host::ReportInvalidPointer(ptr, "realloc");
-    errno = EINVAL;
-    return nullptr;
-  }
-  if (host::ReallocKeeps(usable, bytes)) {
-    TraceRealloc(ptr, ptr, bytes);
-    return ptr;
-  }
-  void* fresh = nullptr;
-  if (bytes > usable) {
-    const std::size_t roomy = host::ReallocRoomy(usable);
-    if (usable > host::kMaxSmallSize &&
-        ((roomy > bytes && host::GrowInPlace(ptr, roomy)) || host::GrowInPlace(ptr, bytes))) {
-      TraceRealloc(ptr, ptr, bytes);
-      return ptr;
-    }
-    // Headroom is a wish: under a ceiling a refused attempt must not release memory or
-    // count as an out-of-memory event.
-    if (roomy > bytes) fresh = host::AllocateIfAvailable(roomy, kMallocAlignment);
-  }
-  if (fresh == nullptr) fresh = host::Allocate(bytes, kMallocAlignment);
-  if (fresh == nullptr) [[unlikely]] return FailAllocation(bytes);
-  const std::size_t copy = bytes < usable ? bytes : usable;
-  if (copy >= kPrefaultCopyBytes) host::PrefaultForWrite(fresh, copy);
-  std::memcpy(fresh, ptr, copy);
-  TraceRealloc(ptr, fresh, bytes);
-  host::FreeMoved(ptr, usable);
-  return fresh;
-}
+// In the allocation-entry section (realloc_block.cc), as the heap's own frames are: it is the
+// outermost drop-in frame of a sampled move.
+void* ReallocBlock(void* ptr, std::size_t bytes) noexcept;
 
 // Split so that realloc(NULL, n), a third of a growing array's calls, is malloc's test and
 // jump (as one function g++ saved six registers before the null test: issue 12, `minimizer`,

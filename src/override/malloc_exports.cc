@@ -1,6 +1,7 @@
 // The C allocation symbols the drop-in exports: the malloc family, glibc's __libc_* entry
 // points, cfree and malloc_trim. Each forwards to the semantics in dropin.h. Built with
-// -fno-builtin so the compiler cannot turn calloc's body into a call to calloc.
+// -fno-builtin so the compiler cannot turn calloc's body into a call to calloc. The ones
+// that allocate are in the allocation-entry section (runtime.h), so heap profiles skip them.
 #include <malloc.h>
 #include <stdlib.h>
 
@@ -21,37 +22,45 @@ MEMARENA_DROPIN_EXPORT void* __libc_memalign(size_t alignment, size_t size) noex
 
 extern "C" {
 
-MEMARENA_DROPIN_EXPORT void* malloc(size_t size) noexcept { return dropin::Malloc(size); }
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* malloc(size_t size) noexcept {
+  return dropin::Malloc(size);
+}
 
 MEMARENA_DROPIN_EXPORT void free(void* ptr) noexcept { dropin::Free(ptr); }
 
-MEMARENA_DROPIN_EXPORT void* calloc(size_t count, size_t size) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* calloc(size_t count, size_t size) noexcept {
   return dropin::Calloc(count, size);
 }
 
-MEMARENA_DROPIN_EXPORT void* realloc(void* ptr, size_t size) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* realloc(void* ptr, size_t size) noexcept {
   return dropin::Realloc(ptr, size);
 }
 
-MEMARENA_DROPIN_EXPORT void* reallocarray(void* ptr, size_t count, size_t size) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* reallocarray(void* ptr, size_t count,
+                                                     size_t size) noexcept {
   return dropin::ReallocArray(ptr, count, size);
 }
 
-MEMARENA_DROPIN_EXPORT void* aligned_alloc(size_t alignment, size_t size) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* aligned_alloc(size_t alignment, size_t size) noexcept {
   return dropin::AlignedAlloc(alignment, size);
 }
 
-MEMARENA_DROPIN_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT int posix_memalign(void** out, size_t alignment,
+                                                     size_t size) noexcept {
   return dropin::PosixMemalign(out, alignment, size);
 }
 
-MEMARENA_DROPIN_EXPORT void* memalign(size_t alignment, size_t size) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* memalign(size_t alignment, size_t size) noexcept {
   return dropin::Memalign(alignment, size);
 }
 
-MEMARENA_DROPIN_EXPORT void* valloc(size_t size) noexcept { return dropin::Valloc(size); }
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* valloc(size_t size) noexcept {
+  return dropin::Valloc(size);
+}
 
-MEMARENA_DROPIN_EXPORT void* pvalloc(size_t size) noexcept { return dropin::Pvalloc(size); }
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* pvalloc(size_t size) noexcept {
+  return dropin::Pvalloc(size);
+}
 
 MEMARENA_DROPIN_EXPORT size_t malloc_usable_size(void* ptr) noexcept {
   return dropin::UsableSize(ptr);
@@ -61,15 +70,19 @@ MEMARENA_DROPIN_EXPORT int malloc_trim(size_t /*pad*/) noexcept { return dropin:
 
 void cfree(void* ptr) noexcept { dropin::Free(ptr); }
 
-void* __libc_malloc(size_t size) noexcept { return dropin::Malloc(size); }
+MEMARENA_ALLOCATION_ENTRY void* __libc_malloc(size_t size) noexcept { return dropin::Malloc(size); }
 
-void* __libc_calloc(size_t count, size_t size) noexcept { return dropin::Calloc(count, size); }
+MEMARENA_ALLOCATION_ENTRY void* __libc_calloc(size_t count, size_t size) noexcept {
+  return dropin::Calloc(count, size);
+}
 
-void* __libc_realloc(void* ptr, size_t size) noexcept { return dropin::Realloc(ptr, size); }
+MEMARENA_ALLOCATION_ENTRY void* __libc_realloc(void* ptr, size_t size) noexcept {
+  return dropin::Realloc(ptr, size);
+}
 
 void __libc_free(void* ptr) noexcept { dropin::Free(ptr); }
 
-void* __libc_memalign(size_t alignment, size_t size) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* __libc_memalign(size_t alignment, size_t size) noexcept {
   return dropin::Memalign(alignment, size);
 }
 

@@ -19,29 +19,32 @@ std::size_t ToSize(std::align_val_t alignment) noexcept {
 }
 }  // namespace
 
-MEMARENA_DROPIN_EXPORT void* operator new(std::size_t size) {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new(std::size_t size) {
   return dropin::New(size, kNewAlignment);
 }
-MEMARENA_DROPIN_EXPORT void* operator new[](std::size_t size) {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new[](std::size_t size) {
   return dropin::New(size, kNewAlignment);
 }
-MEMARENA_DROPIN_EXPORT void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new(std::size_t size,
+                                                     const std::nothrow_t&) noexcept {
   return dropin::NewNothrow(size, kNewAlignment);
 }
-MEMARENA_DROPIN_EXPORT void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new[](std::size_t size,
+                                                       const std::nothrow_t&) noexcept {
   return dropin::NewNothrow(size, kNewAlignment);
 }
-MEMARENA_DROPIN_EXPORT void* operator new(std::size_t size, std::align_val_t alignment) {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new(std::size_t size, std::align_val_t alignment) {
   return dropin::New(size, ToSize(alignment));
 }
-MEMARENA_DROPIN_EXPORT void* operator new[](std::size_t size, std::align_val_t alignment) {
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new[](std::size_t size,
+                                                       std::align_val_t alignment) {
   return dropin::New(size, ToSize(alignment));
 }
-MEMARENA_DROPIN_EXPORT void* operator new(std::size_t size, std::align_val_t alignment,
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new(std::size_t size, std::align_val_t alignment,
                                           const std::nothrow_t&) noexcept {
   return dropin::NewNothrow(size, ToSize(alignment));
 }
-MEMARENA_DROPIN_EXPORT void* operator new[](std::size_t size, std::align_val_t alignment,
+MEMARENA_DROPIN_ALLOCATING_EXPORT void* operator new[](std::size_t size, std::align_val_t alignment,
                                             const std::nothrow_t&) noexcept {
   return dropin::NewNothrow(size, ToSize(alignment));
 }

@@ -12,7 +12,7 @@ namespace {
 
 // Calls the installed new_handler and retries until the allocation succeeds (returns it) or
 // no handler is installed (returns nullptr). Whatever the handler throws propagates.
-void* RetryWithNewHandler(std::size_t bytes, std::size_t alignment) {
+MEMARENA_ALLOCATION_ENTRY void* RetryWithNewHandler(std::size_t bytes, std::size_t alignment) {
   for (;;) {
     const std::new_handler handler = CurrentNewHandler();
     if (handler == nullptr) {
@@ -30,27 +30,28 @@ void* RetryWithNewHandler(std::size_t bytes, std::size_t alignment) {
 
 }  // namespace
 
-void* NewSlow(std::size_t bytes, std::size_t alignment) {
+MEMARENA_ALLOCATION_ENTRY void* NewSlow(std::size_t bytes, std::size_t alignment) {
   void* ptr = RetryWithNewHandler(bytes, alignment);
   if (ptr != nullptr) return ptr;
   ThrowOutOfMemory(bytes, alignment);
 }
 
-void* NewTraced(std::size_t bytes, std::size_t alignment) {
+MEMARENA_ALLOCATION_ENTRY void* NewTraced(std::size_t bytes, std::size_t alignment) {
   void* ptr = host::Allocate(bytes, alignment);
   if (ptr == nullptr) return NewSlow(bytes, alignment);
   TraceAllocate(ptr, bytes);
   return ptr;
 }
 
-void* NewNothrowTraced(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* NewNothrowTraced(std::size_t bytes,
+                                                 std::size_t alignment) noexcept {
   void* ptr = host::Allocate(bytes, alignment);
   if (ptr == nullptr) return NewNothrowSlow(bytes, alignment);
   TraceAllocate(ptr, bytes);
   return ptr;
 }
 
-void* NewNothrowSlow(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* NewNothrowSlow(std::size_t bytes, std::size_t alignment) noexcept {
   if (CurrentNewHandler() == nullptr) {
     if (TracingOn()) TraceFailure(bytes);
     return nullptr;

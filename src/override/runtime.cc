@@ -235,7 +235,7 @@ void TraceFailure(std::size_t bytes) noexcept {
   Trace().Record(common::TraceAction::kAllocateFailure, nullptr, bytes);
 }
 
-void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept {
+MEMARENA_ALLOCATION_ENTRY void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept {
   void* ptr = host::Allocate(bytes, alignment);
   if (ptr == nullptr) return FailAllocation(bytes, alignment);
   TraceAllocate(ptr, bytes);

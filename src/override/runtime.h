@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "platform/cpu.h"
+#include "platform/stack.h"
 
 #if defined(__GNUC__)
 #define MEMARENA_DROPIN_HIDDEN __attribute__((visibility("hidden")))
@@ -15,6 +16,10 @@
 #define MEMARENA_DROPIN_HIDDEN
 #define MEMARENA_DROPIN_EXPORT
 #endif
+// An exported function that allocates. In the allocation-entry section (platform/stack.h),
+// as every drop-in and heap frame that can sit under a sampled allocation is, so that a heap
+// profile's stacks start at the program's call (calloc and posix_memalign keep a frame).
+#define MEMARENA_DROPIN_ALLOCATING_EXPORT MEMARENA_DROPIN_EXPORT MEMARENA_ALLOCATION_ENTRY
 
 namespace memarena::dropin {
 
