@@ -36,8 +36,8 @@ constexpr std::array kDropinRows = {
         "and where it sits) and the current/peak table; stderr is duplicated at load, so "
         "they arrive even when the program closes stderr itself"),
     PathRow<&DropinConfig::stats_file>(
-        "stats_file", "write the exit stats to PATH instead of stderr (%p = pid); "
-        "implies stats_at_exit"),
+        "stats_file", "write the exit stats to PATH instead of stderr (%p = pid; a forked "
+        "child writes none to a PATH without %p); implies stats_at_exit"),
     BoolRow<&DropinConfig::stats_detail>(
         "stats_detail", "the exit stats add one row per used size class (allocs, "
         "frees, in use) after the summary"),
@@ -53,13 +53,16 @@ constexpr std::array kDropinRows = {
         "of the ceiling, naming the largest consumers"),
     Row<&DropinConfig::monitor_interval, ParseDuration, ShowDuration>(
         "monitor_interval", "DURATION", "run the growth monitor every DURATION, e.g. 10s, "
-        "500ms or 5m (at least 1ms; unset = off)"),
+        "500ms or 5m (at least 1ms; unset = off), on a thread of its own in the process that "
+        "read MEMARENA_CONF (not in a forked child)"),
     PathRow<&DropinConfig::heap_profile>(
         "heap_profile", "sample the heap and write a pprof heap profile at exit and "
-        "each monitor interval (%p = pid)"),
+        "each monitor interval (%p = pid; only the process that read MEMARENA_CONF writes "
+        "it, not a forked child)"),
     PathRow<&DropinConfig::prometheus_file>(
         "prometheus_file", "Prometheus textfile-collector metrics, rewritten "
-        "atomically each monitor interval and at exit"),
+        "atomically each monitor interval and at exit (%p = pid; only the process that read "
+        "MEMARENA_CONF writes it, not a forked child)"),
 };
 
 }  // namespace

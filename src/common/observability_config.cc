@@ -46,6 +46,10 @@ std::string ExpandPidPattern(std::string_view path, int pid) {
   return out;
 }
 
+bool MayWriteOutput(std::string_view path, long owner_pid, long pid) noexcept {
+  return pid == owner_pid || path.find("%p") != std::string_view::npos;
+}
+
 }  // namespace common
 
 std::vector<double> ParseWatermarkLevels(std::string_view key, std::string_view text) {

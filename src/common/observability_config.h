@@ -14,4 +14,10 @@ std::chrono::milliseconds ParseDuration(std::string_view key, std::string_view v
 // `path` with each "%p" replaced by `pid`.
 std::string ExpandPidPattern(std::string_view path, int pid);
 
+// Whether process `pid` may write the output file `path` that process `owner_pid` was
+// configured with: a path with "%p" names each process's own file; one without is the
+// configuring process's, and a forked child (its own pid, its parent's configuration) that
+// wrote it at exit would replace the parent's figures with its own.
+bool MayWriteOutput(std::string_view path, long owner_pid, long pid) noexcept;
+
 }  // namespace memarena::common

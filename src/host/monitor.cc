@@ -39,6 +39,7 @@ struct MonitorThread {
   std::condition_variable_any wake;
   bool stop MEMARENA_GUARDED_BY(mutex) = false;
   std::thread thread;
+  long owner_pid = platform::ProcessId();  // a forked child has the record, not the thread
 };
 common::Mutex g_thread_mutex;
 MonitorThread* g_thread MEMARENA_GUARDED_BY(g_thread_mutex) = nullptr;
@@ -160,6 +161,12 @@ void StartMonitor(std::chrono::milliseconds interval) {
 void StopMonitor() {
   common::MutexLock hold(g_thread_mutex);
   if (g_thread == nullptr) return;
+  if (g_thread->owner_pid != platform::ProcessId()) {
+    // A forked child: the thread stayed in the parent, and its record may hold a lock the
+    // parent's thread held at the fork, so it is dropped untouched (never freed) instead.
+    g_thread = nullptr;
+    return;
+  }
   {
     common::MutexLock wake(g_thread->mutex);
     g_thread->stop = true;

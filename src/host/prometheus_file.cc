@@ -2,6 +2,7 @@
 // rename it over the target) and the monitor's per-interval outputs.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "common/mutex.h"
@@ -38,6 +39,8 @@ struct Outputs {
   common::Mutex mutex;
   std::string heap_profile MEMARENA_GUARDED_BY(mutex);
   std::string prometheus_file MEMARENA_GUARDED_BY(mutex);
+  // The process that set the paths. Read before the mutex: see WriteMonitorOutputs.
+  std::atomic<long> owner_pid{0};
 };
 
 Outputs& TheOutputs() {
@@ -74,11 +77,18 @@ void SetMonitorOutputs(std::string heap_profile, std::string prometheus_file) {
   common::MutexLock hold(outputs.mutex);
   outputs.heap_profile = std::move(heap_profile);
   outputs.prometheus_file = std::move(prometheus_file);
+  outputs.owner_pid.store(platform::ProcessId(), std::memory_order_relaxed);
 }
 
+// Only in the process that set the outputs: a forked child (the drop-in writes them at every
+// normal exit) would replace the parent's files with its own figures where the paths have no
+// "%p", and it must not take the locks at all. The parent's monitor thread, absent in the
+// child, may have held this mutex or the monitor's at the fork: 54 of 300 children that
+// exited at once under monitor_interval:1ms hung there. The monitor does not run in a child.
 void WriteMonitorOutputs() noexcept {
   try {
     Outputs& outputs = TheOutputs();
+    if (outputs.owner_pid.load(std::memory_order_relaxed) != platform::ProcessId()) return;
     common::MutexLock hold(outputs.mutex);
     if (!outputs.heap_profile.empty()) WriteHeapProfile(outputs.heap_profile);
     if (!outputs.prometheus_file.empty()) WritePrometheusFile(outputs.prometheus_file);

@@ -58,6 +58,7 @@ void WriteMessage(const std::string& text) noexcept {
 constinit int g_stats_fd = -1;
 MEMARENA_LARGE_BSS(stats_path) constinit char g_stats_path[4096] = {};
 constinit bool g_stats_detail = false;  // stats_detail: the per-size-class rows too
+constinit long g_stats_owner_pid = 0;     // the process that read stats_file
 
 // "%p" in the path becomes the process id, so programs that spawn children (which read the
 // same MEMARENA_CONF) can give each process its own file.
@@ -72,6 +73,8 @@ void PrintStatsAtExit() noexcept {
         g_stats_detail ? FormatStats(host.GetStats(), host.name(), HostSizeClassStats())
                        : FormatStats(host.GetStats(), host.name());
     if (g_stats_path[0] != '\0') {
+      // A forked child's stats would replace its parent's in a file without "%p".
+      if (!common::MayWriteOutput(g_stats_path, g_stats_owner_pid, getpid())) return;
       const std::string path = ExpandPidPattern(g_stats_path);
       const int fd = platform::OpenForWrite(path.c_str());
       if (fd >= 0 && platform::WriteAll(fd, text.data(), text.size())) {
@@ -158,6 +161,7 @@ void ConfigureFromEnvironment() noexcept {
         }
         if (g_stats_path[0] == '\0') g_stats_fd = platform::DuplicateStderr();
         g_stats_detail = config.stats_detail;
+        g_stats_owner_pid = getpid();
         std::atexit(&PrintStatsAtExit);
       }
     }

@@ -1,7 +1,8 @@
 // The drop-in's observability keys end to end: a program preloaded with
 // MEMARENA_CONF=ceiling:64MiB,watermarks:75/88/95,heap_profile:...,prometheus_file:...
 // prints one line per crossing in order and leaves a heap profile and a Prometheus file;
-// every stack of a drop-in heap profile starts in the program, whichever function allocated.
+// every stack of a drop-in heap profile starts in the program, whichever function allocated;
+// and forked workers that exit leave the parent's files alone and do not hang.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -131,6 +132,34 @@ TEST(DropinObservability, EveryProfiledStackStartsInTheProgram) {
   for (const auto& [frame, path] : elsewhere) {
     ADD_FAILURE() << "a stack starts at " << frame << " in " << path << ", not in " << program;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A prefork server's workers exit normally while the parent's monitor runs. Each worker's
+// exit handlers used to write the heap profile and the Prometheus file over the parent's
+// (and the stats file, without "%p"), and to wait forever on a lock the parent's monitor
+// thread held at the fork.
+TEST(DropinObservability, ForkedWorkersThatExitLeaveTheParentsFilesAndDoNotHang) {
+  const std::string dir = ::testing::TempDir() + "memarena_fork_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const memarena::testing::ProcessResult run = memarena::testing::RunProcess(
+      {MEMARENA_FORK_WORKERS, dir + "/workers.stats"},
+      {"LD_PRELOAD=" MEMARENA_MALLOC_SO,
+       "MEMARENA_CONF=monitor_interval:1ms,heap_profile:" + dir + "/workers.heap,prometheus_file:" +
+           dir + "/workers.prom,stats_file:" + dir + "/workers.stats"});
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  ASSERT_EQ(run.out.rfind("parent ", 0), 0u) << run.out;
+  const std::string parent = run.out.substr(7, run.out.find(',') - 7);
+
+  // The parent's figures: it holds 32 MiB at exit; a worker freed everything.
+  EXPECT_NE(ReadFile(dir + "/workers.stats").find("pid " + parent + " "), std::string::npos)
+      << ReadFile(dir + "/workers.stats");
+  const std::string prom = ReadFile(dir + "/workers.prom");
+  const std::string gauge = "memarena_bytes_in_use{allocator=\"host\"} ";
+  const std::size_t at = prom.find(gauge);
+  ASSERT_NE(at, std::string::npos) << prom;
+  EXPECT_GE(std::stoull(prom.substr(at + gauge.size())), std::uint64_t{32} << 20) << prom;
+  EXPECT_NE(ReadFile(dir + "/workers.heap").find("MAPPED_LIBRARIES:"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
