@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/observability_config.h"
+#include "common/replace_file.h"
 #include "host/heap_sampler.h"
 #include "memarena/observability.h"
 #include "platform/os.h"
@@ -100,15 +101,11 @@ void WriteHeapProfile(const std::string& path) {
   }
   const std::string expanded = common::ExpandPidPattern(path, static_cast<int>(platform::ProcessId()));
   const std::string text = FormatProfile(GroupByStack(host::sampler::Snapshot(), mean));
-  const int fd = platform::OpenForWrite(expanded.c_str());
-  if (fd < 0) {
-    throw std::runtime_error(fmt::format("WriteHeapProfile: cannot create '{}'", expanded));
-  }
-  // The maps let pprof turn addresses of a position-independent program into symbols.
-  const bool ok = platform::WriteAll(fd, text.data(), text.size()) &&
-                  platform::CopyFileTo("/proc/self/maps", fd);
-  platform::CloseFile(fd);
-  if (!ok) throw std::runtime_error(fmt::format("WriteHeapProfile: cannot write '{}'", expanded));
+  common::ReplaceFileContents(expanded, "WriteHeapProfile", [&text](int fd) {
+    // The maps let pprof turn addresses of a position-independent program into symbols.
+    return platform::WriteAll(fd, text.data(), text.size()) &&
+           platform::CopyFileTo("/proc/self/maps", fd);
+  });
 }
 
 }  // namespace memarena

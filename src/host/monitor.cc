@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/growth_detector.h"
+#include "common/helper_thread.h"
 #include "common/mutex.h"
 #include "host/heap.h"
 #include "host/heap_sampler.h"
@@ -155,7 +156,8 @@ void StartMonitor(std::chrono::milliseconds interval) {
   StopMonitor();
   common::MutexLock hold(g_thread_mutex);
   g_thread = new MonitorThread;
-  g_thread->thread = std::thread(&RunMonitor, g_thread, interval);
+  MonitorThread* self = g_thread;
+  g_thread->thread = common::StartHelperThread([self, interval] { RunMonitor(self, interval); });
 }
 
 void StopMonitor() {

@@ -7,6 +7,7 @@
 
 #include "common/mutex.h"
 #include "common/observability_config.h"
+#include "common/replace_file.h"
 #include "host/monitor_outputs.h"
 #include "host/watermarks.h"
 #include "memarena/export.h"
@@ -57,17 +58,9 @@ void WritePrometheusFile(const std::string& path) {
   const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1)) +
                            ObservabilityGauges();
   // The collector may read at any moment: it must see the old file or the whole new one.
-  const std::string temporary = fmt::format("{}.tmp.{}", target, platform::ProcessId());
-  const int fd = platform::OpenForWrite(temporary.c_str());
-  if (fd < 0) {
-    throw std::runtime_error(fmt::format("WritePrometheusFile: cannot create '{}'", temporary));
-  }
-  const bool written = platform::WriteAll(fd, text.data(), text.size());
-  platform::CloseFile(fd);
-  if (!written || !platform::ReplaceFile(temporary.c_str(), target.c_str())) {
-    throw std::runtime_error(fmt::format(
-        "WritePrometheusFile: cannot write '{}' and rename it to '{}'", temporary, target));
-  }
+  common::ReplaceFileContents(target, "WritePrometheusFile", [&text](int fd) {
+    return platform::WriteAll(fd, text.data(), text.size());
+  });
 }
 
 namespace host {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "host/monitor_outputs.h"
@@ -15,7 +16,16 @@
 namespace memarena::dropin {
 namespace {
 
-void WriteOutputsAtExit() noexcept { host::WriteMonitorOutputs(); }
+// The monitor thread stops first: one still running would rewrite the files after this
+// write, and a rewrite that exit cut short left a heap profile without its maps (the files
+// are renamed into place now, so it would only be stale).
+void WriteOutputsAtExit() noexcept {
+  try {
+    StopMonitor();
+  } catch (const std::exception&) {  // a join that failed: the thread may still write
+  }
+  host::WriteMonitorOutputs();
+}
 
 void PrintCrossing(const WatermarkCrossing& crossing) {
   const std::string line = FormatWatermarkCrossing(crossing);

@@ -14,6 +14,7 @@
 
 #include "common/asan.h"
 #include "common/format.h"
+#include "common/helper_thread.h"
 #include "common/mutex.h"
 #include "common/release_registry.h"
 #include "common/usage_counters.h"
@@ -196,7 +197,7 @@ void PlannedArena::EndRun() {
   }
   if (!m.plan_thread_.joinable()) {
     try {
-      m.plan_thread_ = std::thread([&m] { m.PlanLoop(); });
+      m.plan_thread_ = common::StartHelperThread([&m] { m.PlanLoop(); });
     } catch (const std::system_error&) {
       // No thread to be had: plan here, but still without the lock.
       m.mutex_.unlock();

@@ -122,6 +122,18 @@ void WriteStderr(const char* text, std::size_t size) noexcept;
 // fd 2 before exit (GNU coreutils do). -1 when stderr is not open.
 int DuplicateStderr() noexcept;
 
+// Calls `start(arg)`, which starts a helper thread, with every signal blocked in the calling
+// thread, then restores the caller's mask (also when `start` throws): the new thread inherits
+// a mask that blocks every signal. The kernel hands a process-directed signal (kill(getpid(),
+// ...), SIGINT, SIGTERM, SIGCHLD) to any thread that does not block it, so a helper thread
+// with the program's mask took signals the program's own threads block and wait for
+// (CPython's test_pthread_sigmask failed under monitor_interval).
+void StartWithSignalsBlocked(void (*start)(void* arg), void* arg);
+template <typename Start>
+void StartWithSignalsBlocked(Start& start) {
+  StartWithSignalsBlocked([](void* s) { (*static_cast<Start*>(s))(); }, &start);
+}
+
 // Registers fork handlers (pthread_atfork). Any may be nullptr.
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
 

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -319,6 +320,20 @@ void WriteStderr(const char* text, std::size_t size) noexcept {
 }
 
 int DuplicateStderr() noexcept { return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10); }
+
+void StartWithSignalsBlocked(void (*start)(void* arg), void* arg) {
+  sigset_t all;
+  sigset_t saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+  try {
+    start(arg);
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    throw;
+  }
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+}
 
 void OnFork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept {
   pthread_atfork(prepare, parent, child);

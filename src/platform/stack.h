@@ -36,4 +36,7 @@ bool CopyFileTo(const char* path, int fd) noexcept;
 // rename(2): replaces `to` by `from` atomically (same file system); false on an error.
 bool ReplaceFile(const char* from, const char* to) noexcept;
 
+// unlink(2); false on an error.
+bool RemoveFile(const char* path) noexcept;
+
 }  // namespace memarena::platform

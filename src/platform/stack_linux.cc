@@ -141,4 +141,6 @@ bool CopyFileTo(const char* path, int fd) noexcept {
 
 bool ReplaceFile(const char* from, const char* to) noexcept { return std::rename(from, to) == 0; }
 
+bool RemoveFile(const char* path) noexcept { return unlink(path) == 0; }
+
 }  // namespace memarena::platform

@@ -13,6 +13,7 @@
 #include "common/config_table.h"
 #include "common/memarena_conf.h"
 #include "memarena/config_docs.h"
+#include "support/read_file.h"
 #include "tools/subprocess.h"
 
 namespace memarena {
@@ -25,12 +26,7 @@ std::string BeginMarker(std::string_view table) {
                      "build/tests/common/config_docs_test rewrites it -->\n", table);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using memarena::testing::ReadFile;
 
 // Where `table`'s generated text sits in docs/`doc`: the file's text and the range after the
 // marker line; ADD_FAILUREs and returns false when a marker is missing.

@@ -8,21 +8,16 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "support/read_file.h"
 #include "tools/subprocess.h"
 
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using memarena::testing::ReadFile;
 
 TEST(DropinObservability, WatermarkLinesHeapProfileAndPrometheusFile) {
   const std::string dir = ::testing::TempDir() + "memarena_obs_" + std::to_string(getpid());
