@@ -118,9 +118,8 @@ struct Registry {
   // Counters of exited threads and of allocations made without a cache, per class.
   std::atomic<std::uint64_t> allocs[kNumClasses + 1] = {};
   std::atomic<std::int64_t> net_out[kNumClasses + 1] = {};
-  // The sampled-span counters of exited threads (ThreadCache).
+  // The sampled-span reuses of exited threads (ThreadCache).
   std::atomic<std::uint64_t> sampled_span_reuses{0};
-  std::atomic<std::int64_t> sampled_requested_moved{0};
 };
 constinit Registry g_registry;
 
@@ -137,6 +136,15 @@ constinit std::atomic<std::size_t> g_release_keep{0};
 constinit std::atomic<std::int64_t> g_small_in_use{0};
 constinit std::atomic<std::size_t> g_peak_in_use{0};
 constinit std::atomic<std::size_t> g_peak_requested{0};
+// Spare sampled spans (KeepSpareSampledSpan) are in use to the page heap and free to the
+// program: their bytes now, and the net change that keeping and reusing them made to
+// Span::requested outside the page heap (its large_requested plus this is exact). Global,
+// not per thread, so that the lazily folded peaks (UpdatePeaks) correct for them as Stats()
+// does: from per-thread counts they did not, and a thread's chain of spares raised peak
+// requested by the first block's bytes for good. One locked add per keep or reuse: a sample
+// comes once per 512 KiB allocated by default.
+constinit std::atomic<std::size_t> g_spare_span_bytes{0};
+constinit std::atomic<std::int64_t> g_spare_requested_moved{0};
 constinit std::atomic<std::uint64_t> g_ooms{0};
 
 // What a thread without a cache (not made yet, or exited) finds in t_cache: every list
@@ -159,11 +167,24 @@ void UpdateMax(std::atomic<std::size_t>& peak, std::size_t value) noexcept {
   }
 }
 
+// Large blocks in use and what their callers asked for: the page heap's counts less what
+// the spare sampled spans hold. Read racily: clamped at 0.
+std::size_t LargeInUse() noexcept {
+  const std::size_t spare = g_spare_span_bytes.load(std::memory_order_relaxed);
+  const std::size_t in_use = g_page_heap.LargeInUse();
+  return in_use > spare ? in_use - spare : 0;
+}
+std::size_t LargeRequested() noexcept {
+  const auto requested = static_cast<std::int64_t>(g_page_heap.LargeRequested()) +
+                         g_spare_requested_moved.load(std::memory_order_relaxed);
+  return static_cast<std::size_t>(std::max<std::int64_t>(requested, 0));
+}
+
 void UpdatePeaks() noexcept {
   const std::int64_t small = std::max<std::int64_t>(g_small_in_use.load(std::memory_order_relaxed), 0);
   const auto small_bytes = static_cast<std::size_t>(small);
-  UpdateMax(g_peak_in_use, small_bytes + g_page_heap.LargeInUse());
-  UpdateMax(g_peak_requested, small_bytes + g_page_heap.LargeRequested());
+  UpdateMax(g_peak_in_use, small_bytes + LargeInUse());
+  UpdateMax(g_peak_requested, small_bytes + LargeRequested());
 }
 
 // Adds what this thread's folds held back to the global in-use count.
@@ -236,6 +257,7 @@ void DropSpareSampledSpan(ThreadCache* tc) noexcept {
   if (span == nullptr) return;
   tc->spare_sampled_span.store(nullptr, std::memory_order_relaxed);
   span->sample_entry = 0;
+  g_spare_span_bytes.fetch_sub(span->Bytes(), std::memory_order_relaxed);
   g_page_heap.Delete(span);  // its requested is 0 already
 }
 
@@ -431,8 +453,6 @@ void ThreadExitHook(void* arg) {
     SpinLockHolder hold(g_registry.lock);
     g_registry.sampled_span_reuses.fetch_add(
         tc->sampled_span_reuses.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    g_registry.sampled_requested_moved.fetch_add(
-        tc->sampled_requested_moved.load(std::memory_order_relaxed), std::memory_order_relaxed);
     // Only touched classes have counts: two locked adds per class used, not per class.
     ForEachTouchedClass(tc, [tc](std::size_t cls) {
       g_registry.allocs[cls].fetch_add(tc->lists[cls].allocs.load(std::memory_order_relaxed),
@@ -694,13 +714,15 @@ void* AllocateChecked(std::size_t bytes, std::size_t alignment) noexcept {
 // (heap_sampler.h: with the kept entry, a sample and its free then take no lock). The page
 // heap still counts it in use; it is told nothing until the span is dropped (FlushAll), so
 // the span's requested goes to 0 here and every change of it is counted in
-// sampled_requested_moved, and Stats() takes spares out of in use. False when the thread
-// keeps one already.
+// g_spare_requested_moved, and its bytes in g_spare_span_bytes, which LargeInUse and
+// LargeRequested (Stats(), the peaks) take out. False when the thread keeps one already.
 bool KeepSpareSampledSpan(ThreadCache* tc, Span* span) noexcept {
   if (span->num_pages != 1 || tc->spare_sampled_span.load(std::memory_order_relaxed) != nullptr) {
     return false;
   }
-  AddOwned<std::int64_t>(tc->sampled_requested_moved, -static_cast<std::int64_t>(span->requested));
+  g_spare_requested_moved.fetch_sub(static_cast<std::int64_t>(span->requested),
+                                    std::memory_order_relaxed);
+  g_spare_span_bytes.fetch_add(span->Bytes(), std::memory_order_relaxed);
   span->requested = 0;
   span->sample_entry = kSpareSampledSpan;  // a second free of the block is a double free
   span->fresh_pages = span->zero_pages = false;  // its program wrote it
@@ -715,7 +737,8 @@ Span* ReuseSpareSampledSpan(ThreadCache* tc, std::size_t bytes) noexcept {
   if (span == nullptr) return nullptr;
   tc->spare_sampled_span.store(nullptr, std::memory_order_relaxed);
   AddOwned<std::uint64_t>(tc->sampled_span_reuses, 1);
-  AddOwned<std::int64_t>(tc->sampled_requested_moved, static_cast<std::int64_t>(bytes));
+  g_spare_requested_moved.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  g_spare_span_bytes.fetch_sub(span->Bytes(), std::memory_order_relaxed);
   span->requested = bytes;
   span->sample_entry = 0;
   common::UnpoisonForUse(span->Start(), span->Bytes());
@@ -1355,7 +1378,6 @@ struct ClassCounters {
   // Sampled spans (KeepSpareSampledSpan): spares kept now, reuses, requested moved.
   std::size_t spare_sampled_spans = 0;
   std::uint64_t sampled_span_reuses = 0;
-  std::int64_t sampled_requested_moved = 0;
 };
 
 void FoldClassCounters(ClassCounters& out) noexcept {
@@ -1365,14 +1387,12 @@ void FoldClassCounters(ClassCounters& out) noexcept {
     out.live[cls] = g_registry.net_out[cls].load(std::memory_order_relaxed);
   }
   out.sampled_span_reuses = g_registry.sampled_span_reuses.load(std::memory_order_relaxed);
-  out.sampled_requested_moved = g_registry.sampled_requested_moved.load(std::memory_order_relaxed);
   for (const ThreadCache* tc = g_registry.head; tc != nullptr; tc = tc->next) {
     if (tc->spare_sampled_span.load(std::memory_order_relaxed) != nullptr) {
       ++out.spare_sampled_spans;
       out.cached += kPageSize;  // a spare is memory the thread keeps, as its lists are
     }
     out.sampled_span_reuses += tc->sampled_span_reuses.load(std::memory_order_relaxed);
-    out.sampled_requested_moved += tc->sampled_requested_moved.load(std::memory_order_relaxed);
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
       out.allocs[cls] += tc->lists[cls].allocs.load(std::memory_order_relaxed);
@@ -1423,13 +1443,8 @@ AllocatorStats Stats() noexcept {
     if (c.num_allocs != 0) largest_class_used = c.size;
   }
   const PageHeapStats heap = g_page_heap.Stats();
-  // Spare sampled spans are in use to the page heap, and free to the program.
-  const std::size_t spare_bytes = counters.spare_sampled_spans * kPageSize;
-  const std::size_t large_in_use = g_page_heap.LargeInUse();
-  s.bytes_in_use = small_in_use + (large_in_use > spare_bytes ? large_in_use - spare_bytes : 0);
-  const auto large_requested = static_cast<std::int64_t>(g_page_heap.LargeRequested()) +
-                               counters.sampled_requested_moved;
-  s.bytes_requested = small_in_use + static_cast<std::size_t>(std::max<std::int64_t>(large_requested, 0));
+  s.bytes_in_use = small_in_use + LargeInUse();
+  s.bytes_requested = small_in_use + LargeRequested();
   s.bytes_held = heap.held;
   s.bytes_releasable = heap.free_committed;
   // The largest block a request could get without committing pages: a free span, or, when

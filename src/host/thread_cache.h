@@ -57,10 +57,8 @@ struct alignas(64) ThreadCache {
   std::uint32_t spare_sample_entry = 0;
   std::atomic<Span*> spare_sampled_span{nullptr};
   // Spare spans handed to a new sample (an allocation and a free the page heap did not
-  // see), and the net change this thread made to sampled spans' Span::requested outside
-  // the page heap (the heap's large_requested plus every thread's change is exact).
+  // see). Their bytes and requested moves are counted globally (heap.cc g_spare_span_bytes).
   std::atomic<std::uint64_t> sampled_span_reuses{0};
-  std::atomic<std::int64_t> sampled_requested_moved{0};
   // Budget policy (heap.cc MakeRoom/Scavenge). Falls of this thread's in-use bytes not yet
   // added to the global count (<= 0: a fall cannot raise a peak, so it waits for the next
   // rise or a flush instead of taking a locked add on every overflow).
