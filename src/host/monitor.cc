@@ -3,7 +3,9 @@
 // profile and Prometheus file; MonitorSample lets a program take the samples itself.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -47,21 +49,23 @@ MonitorThread* g_thread MEMARENA_GUARDED_BY(g_thread_mutex) = nullptr;
 
 constexpr std::size_t kSiteFrames = 6;  // enough to tell a site; the profile has the rest
 
+// A sample's estimated live bytes, in whole bytes: summed as doubles, a stack's blocks now
+// less the same blocks before left a residue of about 1e-10, named as "+0 B" growth.
+std::int64_t WholeEstimate(const host::sampler::Sample& s, std::size_t mean) {
+  return std::llround(host::sampler::EstimatedBytes(s.bytes, mean));
+}
+
 // The stack whose estimated live bytes rose most since the previous sample, its frames
 // named (a return address minus one lies in the call, so in the calling function).
 std::string TopGrowingSite(std::vector<host::sampler::Sample>& previous) {
   std::vector<host::sampler::Sample> now = host::sampler::Snapshot();
   const std::size_t mean = host::sampler::MeanInterval();
-  std::map<std::vector<void*>, double> growth;
-  for (const auto& s : now) {
-    growth[{s.frames, s.frames + s.depth}] += host::sampler::EstimatedBytes(s.bytes, mean);
-  }
-  for (const auto& s : previous) {
-    growth[{s.frames, s.frames + s.depth}] -= host::sampler::EstimatedBytes(s.bytes, mean);
-  }
+  std::map<std::vector<void*>, std::int64_t> growth;
+  for (const auto& s : now) growth[{s.frames, s.frames + s.depth}] += WholeEstimate(s, mean);
+  for (const auto& s : previous) growth[{s.frames, s.frames + s.depth}] -= WholeEstimate(s, mean);
   previous = std::move(now);
   const std::vector<void*>* best = nullptr;
-  double best_growth = 0.0;
+  std::int64_t best_growth = 0;
   for (const auto& [stack, bytes] : growth) {
     if (bytes > best_growth) {
       best_growth = bytes;

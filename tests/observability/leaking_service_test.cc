@@ -120,6 +120,24 @@ TEST(LeakingService, MonitorFlagsGrowthAndTheProfileNamesTheLeakingSite) {
   memarena::SetHeapSampleInterval(0);
 }
 
+// Between two samples with nothing allocated or freed no site grew, so none is named. The
+// estimates are fractional: summed as doubles, a stack's blocks now less the same blocks
+// before left a residue of about 1e-10 bytes, named as "+0 B" growth.
+TEST(Monitor, NamesNoGrowingSiteWhenNothingGrew) {
+  memarena::SetHeapSampleInterval(4096);
+  std::vector<void*> blocks;
+  for (std::size_t i = 0; i < 400; ++i) {
+    blocks.push_back(memarena::HostAllocator().Allocate(100 + i * 37));
+  }
+  memarena::MonitorSample();
+  for (int round = 0; round < 5; ++round) {
+    const memarena::GrowthVerdict verdict = memarena::MonitorSample();
+    EXPECT_EQ(verdict.top_growing_site, "") << "round " << round;
+  }
+  for (void* p : blocks) memarena::HostAllocator().Deallocate(p);
+  memarena::SetHeapSampleInterval(0);
+}
+
 TEST(Monitor, ThreadSamplesEachIntervalUntilStopped) {
   EXPECT_THROW(memarena::StartMonitor(std::chrono::milliseconds(0)), std::invalid_argument);
   const std::uint64_t before = memarena::LastGrowthVerdict().sample_number;
