@@ -59,6 +59,10 @@ std::string FormatWatermarkCrossing(const WatermarkCrossing& crossing);
 struct GrowthVerdict {
   bool growing = false;
   double bytes_per_hour = 0.0;   // slope of in use over the window
+  // What the slope extrapolates from: in use at the window's last sample less at its first,
+  // and the seconds between them (a window of 8 samples 20 ms apart spans 0.14 s).
+  double window_rise_bytes = 0.0;
+  double window_seconds = 0.0;
   std::size_t intervals = 0;     // samples the verdict rests on (at most the window, 8)
   std::uint64_t sample_number = 0;  // samples taken since the process started
   std::size_t bytes_in_use = 0;  // at the last sample
@@ -84,7 +88,8 @@ GrowthVerdict MonitorSample(double now_seconds = -1.0);
 // The verdict of the last sample (default when none was taken).
 GrowthVerdict LastGrowthVerdict();
 
-// "memarena: growth: in use rising 12.0 MiB/hour over 8 intervals (now 61 MiB); top site ..."
+// "memarena: growth: in use rose 7.00 MiB in 70 s over 8 intervals, 360.0 MiB/hour (in use
+// 61.00 MiB, held 64.00 MiB); top growing site +1.16 MiB f < g", or "...: none over ...".
 std::string FormatGrowthVerdict(const GrowthVerdict& verdict);
 
 // ---- sampled heap profiles --------------------------------------------------------------

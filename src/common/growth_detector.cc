@@ -22,10 +22,16 @@ bool GrowthDetector::Growing() const {
 }
 
 double GrowthDetector::BytesPerHour() const {
-  if (samples_.size() < 2) return 0.0;
-  const double seconds = samples_.back().seconds - samples_.front().seconds;
-  if (seconds <= 0.0) return 0.0;
-  return (samples_.back().in_use - samples_.front().in_use) / seconds * 3600.0;
+  const double seconds = WindowSeconds();
+  return seconds > 0.0 ? WindowRise() / seconds * 3600.0 : 0.0;
+}
+
+double GrowthDetector::WindowRise() const {
+  return samples_.size() < 2 ? 0.0 : samples_.back().in_use - samples_.front().in_use;
+}
+
+double GrowthDetector::WindowSeconds() const {
+  return samples_.size() < 2 ? 0.0 : samples_.back().seconds - samples_.front().seconds;
 }
 
 }  // namespace memarena::common

@@ -23,6 +23,10 @@ class GrowthDetector {
   bool Growing() const;
   // Slope over the window in bytes per hour (0 with fewer than two samples).
   double BytesPerHour() const;
+  // In use at the window's last sample less at its first, and the time between them
+  // (0 with fewer than two samples): what the rate above extrapolates from.
+  double WindowRise() const;
+  double WindowSeconds() const;
   std::size_t Samples() const { return samples_.size(); }
 
  private:

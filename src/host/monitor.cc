@@ -3,6 +3,7 @@
 // profile and Prometheus file; MonitorSample lets a program take the samples itself.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
@@ -48,6 +49,13 @@ common::Mutex g_thread_mutex;
 MonitorThread* g_thread MEMARENA_GUARDED_BY(g_thread_mutex) = nullptr;
 
 constexpr std::size_t kSiteFrames = 6;  // enough to tell a site; the profile has the rest
+
+// "0.14 s", "80 s", "12.5 min".
+std::string FormatSeconds(double seconds) {
+  if (seconds < 10.0) return fmt::format("{:.2f} s", seconds);
+  if (seconds < 600.0) return fmt::format("{:.0f} s", seconds);
+  return fmt::format("{:.1f} min", seconds / 60.0);
+}
 
 // A sample's estimated live bytes, in whole bytes: summed as doubles, a stack's blocks now
 // less the same blocks before left a residue of about 1e-10, named as "+0 B" growth.
@@ -117,6 +125,8 @@ GrowthVerdict MonitorSample(double now_seconds) {
   GrowthVerdict verdict;
   verdict.growing = state.detector.Growing();
   verdict.bytes_per_hour = state.detector.BytesPerHour();
+  verdict.window_rise_bytes = state.detector.WindowRise();
+  verdict.window_seconds = state.detector.WindowSeconds();
   verdict.intervals = state.detector.Samples();
   verdict.sample_number = state.last.sample_number + 1;
   verdict.bytes_in_use = stats.bytes_in_use;
@@ -144,12 +154,15 @@ std::string FormatGrowthVerdict(const GrowthVerdict& v) {
     return fmt::format("memarena: growth: none over {} intervals (in use {}, held {})\n",
                        v.intervals, FormatBytes(v.bytes_in_use), FormatBytes(v.bytes_held));
   }
+  // The rise and the time it took come first: a rate per hour extrapolated from a window of
+  // a fraction of a second (a short interval, a program starting up) read as alarming alone.
   return fmt::format(
-      "memarena: growth: in use rising {:.1f} MiB/hour over {} intervals (in use {}, held "
-      "{}){}{}\n",
-      v.bytes_per_hour / 1048576.0, v.intervals, FormatBytes(v.bytes_in_use),
-      FormatBytes(v.bytes_held), v.top_growing_site.empty() ? "" : "; top growing site ",
-      v.top_growing_site);
+      "memarena: growth: in use rose {} in {} over {} intervals, {:.1f} MiB/hour (in use {}, "
+      "held {}){}{}\n",
+      FormatBytes(static_cast<std::size_t>(std::max(v.window_rise_bytes, 0.0))),
+      FormatSeconds(v.window_seconds), v.intervals, v.bytes_per_hour / 1048576.0,
+      FormatBytes(v.bytes_in_use), FormatBytes(v.bytes_held),
+      v.top_growing_site.empty() ? "" : "; top growing site ", v.top_growing_site);
 }
 
 void StartMonitor(std::chrono::milliseconds interval) {

@@ -16,6 +16,8 @@ TEST(GrowthDetector, FlagsOneMiBPerIntervalWithinTheWindowAndNamesTheRate) {
   }
   EXPECT_EQ(flagged_at, memarena::common::GrowthDetector::kWindow);
   EXPECT_NEAR(detector.BytesPerHour() / kMiB, 360.0, 1e-6);  // 1 MiB per 10 s
+  EXPECT_EQ(detector.WindowRise(), 7.0 * kMiB);  // the rate's grounds: 7 MiB in 70 s
+  EXPECT_EQ(detector.WindowSeconds(), 70.0);
 }
 
 TEST(GrowthDetector, FlatOrSawtoothUseIsNotGrowth) {

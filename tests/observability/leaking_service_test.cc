@@ -138,6 +138,27 @@ TEST(Monitor, NamesNoGrowingSiteWhenNothingGrew) {
   memarena::SetHeapSampleInterval(0);
 }
 
+// The growth line gives the rise and the time it took before the rate per hour, which a
+// short window extrapolates wildly (8 samples 20 ms apart under CPython's start-up read
+// "49588.6 MiB/hour" alone).
+TEST(Monitor, TheGrowthLineSaysWhatTheRateRestsOn) {
+  memarena::GrowthVerdict verdict;
+  verdict.growing = true;
+  verdict.intervals = 8;
+  verdict.window_rise_bytes = 2.5 * 1048576.0;
+  verdict.window_seconds = 0.14;
+  verdict.bytes_per_hour = verdict.window_rise_bytes / verdict.window_seconds * 3600.0;
+  verdict.bytes_in_use = std::size_t{4} << 20;
+  verdict.bytes_held = std::size_t{8} << 20;
+  EXPECT_EQ(memarena::FormatGrowthVerdict(verdict),
+            "memarena: growth: in use rose 2.50 MiB in 0.14 s over 8 intervals, 64285.7 "
+            "MiB/hour (in use 4.00 MiB, held 8.00 MiB)\n");
+  verdict.window_seconds = 750.0;
+  EXPECT_NE(memarena::FormatGrowthVerdict(verdict).find("in 12.5 min over 8 intervals"),
+            std::string::npos)
+      << memarena::FormatGrowthVerdict(verdict);
+}
+
 TEST(Monitor, ThreadSamplesEachIntervalUntilStopped) {
   EXPECT_THROW(memarena::StartMonitor(std::chrono::milliseconds(0)), std::invalid_argument);
   const std::uint64_t before = memarena::LastGrowthVerdict().sample_number;
