@@ -73,15 +73,24 @@ void SetMonitorOutputs(std::string heap_profile, std::string prometheus_file) {
   outputs.owner_pid.store(platform::ProcessId(), std::memory_order_relaxed);
 }
 
-// Only in the process that set the outputs: a forked child (the drop-in writes them at every
-// normal exit) would replace the parent's files with its own figures where the paths have no
-// "%p", and it must not take the locks at all. The parent's monitor thread, absent in the
-// child, may have held this mutex or the monitor's at the fork: 54 of 300 children that
-// exited at once under monitor_interval:1ms hung there. The monitor does not run in a child.
+namespace {
+
+// The outputs are written only in the process that set them: a forked child (the drop-in
+// writes them at every normal exit) would replace the parent's files with its own figures
+// where the paths have no "%p", and it must not take the locks at all. The parent's monitor
+// thread, absent in the child, may have held this mutex or the monitor's at the fork: 54 of
+// 300 children that exited at once under monitor_interval:1ms hung there. The monitor does
+// not run in a child.
+bool OwnsOutputs() noexcept {
+  return TheOutputs().owner_pid.load(std::memory_order_relaxed) == platform::ProcessId();
+}
+
+}  // namespace
+
 void WriteMonitorOutputs() noexcept {
   try {
     Outputs& outputs = TheOutputs();
-    if (outputs.owner_pid.load(std::memory_order_relaxed) != platform::ProcessId()) return;
+    if (!OwnsOutputs()) return;
     common::MutexLock hold(outputs.mutex);
     if (!outputs.heap_profile.empty()) WriteHeapProfile(outputs.heap_profile);
     if (!outputs.prometheus_file.empty()) WritePrometheusFile(outputs.prometheus_file);
@@ -89,6 +98,15 @@ void WriteMonitorOutputs() noexcept {
     const std::string line = fmt::format("memarena: {}\n", e.what());
     platform::WriteStderr(line.data(), line.size());
   }
+}
+
+void WriteMonitorOutputsAtExit() noexcept {
+  if (!OwnsOutputs()) return;
+  try {
+    StopMonitor();
+  } catch (const std::exception&) {  // a join that failed: the thread may still write
+  }
+  WriteMonitorOutputs();
 }
 
 }  // namespace host

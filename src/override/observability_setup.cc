@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <exception>
 #include <string>
 
 #include "host/monitor_outputs.h"
@@ -16,16 +15,7 @@
 namespace memarena::dropin {
 namespace {
 
-// The monitor thread stops first: one still running would rewrite the files after this
-// write, and a rewrite that exit cut short left a heap profile without its maps (the files
-// are renamed into place now, so it would only be stale).
-void WriteOutputsAtExit() noexcept {
-  try {
-    StopMonitor();
-  } catch (const std::exception&) {  // a join that failed: the thread may still write
-  }
-  host::WriteMonitorOutputs();
-}
+void WriteOutputsAtExit() noexcept { host::WriteMonitorOutputsAtExit(); }
 
 void PrintCrossing(const WatermarkCrossing& crossing) {
   const std::string line = FormatWatermarkCrossing(crossing);
