@@ -1181,8 +1181,8 @@ namespace {
 // MayFree passed with its pagemap entry and freed mark. Apart so that ReallocateOr's tests
 // and tail calls need no frame (realloc_grow's calls mostly keep their block or are large).
 MEMARENA_ALLOCATION_ENTRY void* MoveSmall(void* ptr, std::size_t bytes, std::size_t cls,
-                                  std::uint64_t entry, std::uintptr_t mark,
-                                  ReallocFallback general) noexcept {
+                                          std::uint64_t entry, std::uintptr_t mark,
+                                          ReallocFallback general) noexcept {
   const std::size_t usable = kSizes[cls];
   const std::size_t roomy = ReallocRoomy(usable);  // headroom, for a block that grows
   const std::size_t size = bytes > usable && roomy > bytes ? roomy : bytes;
@@ -1202,7 +1202,7 @@ MEMARENA_ALLOCATION_ENTRY void* MoveSmall(void* ptr, std::size_t bytes, std::siz
 // still fits and stays half used, as the general path would; realloc_grow's calls are mostly
 // such, and the general path would look the block up again.
 MEMARENA_ALLOCATION_ENTRY void* KeepLargeOr(void* ptr, std::size_t bytes,
-                                    ReallocFallback general) noexcept {
+                                            ReallocFallback general) noexcept {
   const Span* span = LiveLargeSpan(ptr);
   if (span != nullptr && bytes != 0 && ReallocKeeps(span->Bytes(), bytes)) {
     return ptr;
@@ -1375,7 +1375,7 @@ struct ClassCounters {
   std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
   std::size_t cached = 0;
   std::size_t largest_free_object = 0;  // in a thread cache (central lists are added later)
-  // Sampled spans (KeepSpareSampledSpan): spares kept now, reuses, requested moved.
+  // Sampled spans (KeepSpareSampledSpan): spares kept now, and reuses.
   std::size_t spare_sampled_spans = 0;
   std::uint64_t sampled_span_reuses = 0;
 };

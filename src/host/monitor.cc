@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
@@ -172,9 +173,10 @@ void StartMonitor(std::chrono::milliseconds interval) {
   }
   StopMonitor();
   common::MutexLock hold(g_thread_mutex);
-  g_thread = new MonitorThread;
-  MonitorThread* self = g_thread;
-  g_thread->thread = common::StartHelperThread([self, interval] { RunMonitor(self, interval); });
+  auto self = std::make_unique<MonitorThread>();
+  MonitorThread* record = self.get();
+  self->thread = common::StartHelperThread([record, interval] { RunMonitor(record, interval); });
+  g_thread = self.release();
 }
 
 void StopMonitor() {

@@ -95,7 +95,9 @@ void WriteMonitorOutputs() noexcept {
     if (!outputs.heap_profile.empty()) WriteHeapProfile(outputs.heap_profile);
     if (!outputs.prometheus_file.empty()) WritePrometheusFile(outputs.prometheus_file);
   } catch (const std::exception& e) {
-    const std::string line = fmt::format("memarena: {}\n", e.what());
+    const std::string line = fmt::format(
+        "memarena: {}; check the heap_profile and prometheus_file paths in MEMARENA_CONF\n",
+        e.what());
     platform::WriteStderr(line.data(), line.size());
   }
 }
