@@ -1,11 +1,13 @@
 // The C allocation symbols the drop-in exports: the malloc family, glibc's __libc_* entry
-// points, cfree and malloc_trim. Each forwards to the semantics in dropin.h. Built with
+// points, cfree, malloc_trim and glibc's introspection (mallinfo2, mallinfo, malloc_stats,
+// malloc_info). Each forwards to the semantics in dropin.h or heap_introspection.h. Built with
 // -fno-builtin so the compiler cannot turn calloc's body into a call to calloc. The ones
 // that allocate are in the allocation-entry section (runtime.h), so heap profiles skip them.
 #include <malloc.h>
 #include <stdlib.h>
 
 #include "override/dropin.h"
+#include "override/heap_introspection.h"
 #include "override/runtime.h"
 
 namespace dropin = memarena::dropin;
@@ -67,6 +69,16 @@ MEMARENA_DROPIN_EXPORT size_t malloc_usable_size(void* ptr) noexcept {
 }
 
 MEMARENA_DROPIN_EXPORT int malloc_trim(size_t /*pad*/) noexcept { return dropin::Trim(); }
+
+MEMARENA_DROPIN_EXPORT struct mallinfo2 mallinfo2() noexcept { return dropin::MallInfo2(); }
+
+MEMARENA_DROPIN_EXPORT struct mallinfo mallinfo() noexcept { return dropin::MallInfo(); }
+
+MEMARENA_DROPIN_EXPORT void malloc_stats() noexcept { dropin::MallocStats(); }
+
+MEMARENA_DROPIN_EXPORT int malloc_info(int options, FILE* stream) noexcept {
+  return dropin::MallocInfo(options, stream);
+}
 
 void cfree(void* ptr) noexcept { dropin::Free(ptr); }
 

@@ -113,6 +113,9 @@ Fn Lookup(const char* name) {
 
 }  // namespace
 
+// glibc deprecates mallinfo for its int fields; the drop-in still exports it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 const CFunctions& Functions() {
   static const CFunctions table = {
       .mode = MEMARENA_MODE,
@@ -129,6 +132,10 @@ const CFunctions& Functions() {
       .malloc_usable_size = MEMARENA_FN(malloc_usable_size),
       .cfree = MEMARENA_FN(cfree),
       .malloc_trim = MEMARENA_FN(malloc_trim),
+      .mallinfo2 = MEMARENA_FN(mallinfo2),
+      .mallinfo = MEMARENA_FN(mallinfo),
+      .malloc_stats = MEMARENA_FN(malloc_stats),
+      .malloc_info = MEMARENA_FN(malloc_info),
       .libc_malloc = MEMARENA_FN(__libc_malloc),
       .libc_calloc = MEMARENA_FN(__libc_calloc),
       .libc_realloc = MEMARENA_FN(__libc_realloc),
@@ -143,5 +150,6 @@ const CFunctions& Functions() {
   };
   return table;
 }
+#pragma GCC diagnostic pop
 
 }  // namespace memarena::testing
