@@ -1,8 +1,9 @@
-// The C allocation symbols the drop-in exports: the malloc family, glibc's __libc_* entry
-// points, cfree, malloc_trim and glibc's introspection (mallinfo2, mallinfo, malloc_stats,
-// malloc_info). Each forwards to the semantics in dropin.h or heap_introspection.h. Built with
-// -fno-builtin so the compiler cannot turn calloc's body into a call to calloc. The ones
-// that allocate are in the allocation-entry section (runtime.h), so heap profiles skip them.
+// The C allocation symbols the drop-in exports: the malloc family, the __libc_* allocation
+// entry points glibc exports, cfree, malloc_trim and glibc's introspection (mallinfo2,
+// mallinfo, __libc_mallinfo, malloc_stats, malloc_info). Each forwards to the semantics in
+// dropin.h or heap_introspection.h. Built with -fno-builtin so the compiler cannot turn
+// calloc's body into a call to calloc. The ones that allocate are in the allocation-entry
+// section (runtime.h), so heap profiles skip them.
 #include <malloc.h>
 #include <stdlib.h>
 
@@ -20,6 +21,9 @@ MEMARENA_DROPIN_EXPORT void* __libc_calloc(size_t count, size_t size) noexcept;
 MEMARENA_DROPIN_EXPORT void* __libc_realloc(void* ptr, size_t size) noexcept;
 MEMARENA_DROPIN_EXPORT void __libc_free(void* ptr) noexcept;
 MEMARENA_DROPIN_EXPORT void* __libc_memalign(size_t alignment, size_t size) noexcept;
+MEMARENA_DROPIN_EXPORT void* __libc_valloc(size_t size) noexcept;
+MEMARENA_DROPIN_EXPORT void* __libc_pvalloc(size_t size) noexcept;
+MEMARENA_DROPIN_EXPORT struct mallinfo __libc_mallinfo() noexcept;
 }
 
 extern "C" {
@@ -97,5 +101,15 @@ void __libc_free(void* ptr) noexcept { dropin::Free(ptr); }
 MEMARENA_ALLOCATION_ENTRY void* __libc_memalign(size_t alignment, size_t size) noexcept {
   return dropin::Memalign(alignment, size);
 }
+
+// glibc exports these two as well: a block they returned from glibc's heap would be a
+// foreign block to memarena's free.
+MEMARENA_ALLOCATION_ENTRY void* __libc_valloc(size_t size) noexcept { return dropin::Valloc(size); }
+
+MEMARENA_ALLOCATION_ENTRY void* __libc_pvalloc(size_t size) noexcept {
+  return dropin::Pvalloc(size);
+}
+
+struct mallinfo __libc_mallinfo() noexcept { return dropin::MallInfo(); }
 
 }  // extern "C"

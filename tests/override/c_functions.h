@@ -37,6 +37,9 @@ struct CFunctions {
   void* (*libc_realloc)(void*, std::size_t);
   void (*libc_free)(void*);
   void* (*libc_memalign)(std::size_t, std::size_t);
+  void* (*libc_valloc)(std::size_t);
+  void* (*libc_pvalloc)(std::size_t);
+  struct mallinfo (*libc_mallinfo)();
 
   // operator new/delete; `alignment` 0 means the unaligned form.
   void* (*new_object)(std::size_t size, std::size_t alignment, bool array);

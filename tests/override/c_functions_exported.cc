@@ -18,6 +18,9 @@ void* __libc_calloc(std::size_t count, std::size_t size) noexcept;
 void* __libc_realloc(void* ptr, std::size_t size) noexcept;
 void __libc_free(void* ptr) noexcept;
 void* __libc_memalign(std::size_t alignment, std::size_t size) noexcept;
+void* __libc_valloc(std::size_t size) noexcept;
+void* __libc_pvalloc(std::size_t size) noexcept;
+struct mallinfo __libc_mallinfo() noexcept;
 }
 
 namespace memarena::testing {
@@ -141,6 +144,9 @@ const CFunctions& Functions() {
       .libc_realloc = MEMARENA_FN(__libc_realloc),
       .libc_free = MEMARENA_FN(__libc_free),
       .libc_memalign = MEMARENA_FN(__libc_memalign),
+      .libc_valloc = MEMARENA_FN(__libc_valloc),
+      .libc_pvalloc = MEMARENA_FN(__libc_pvalloc),
+      .libc_mallinfo = MEMARENA_FN(__libc_mallinfo),
       .new_object = &NewObject,
       .new_nothrow = &NewNothrow,
       .delete_object = &DeleteObject,

@@ -50,6 +50,9 @@ const CFunctions& Functions() {
       .libc_realloc = &dropin::Realloc,
       .libc_free = &dropin::Free,
       .libc_memalign = &dropin::Memalign,
+      .libc_valloc = &dropin::Valloc,
+      .libc_pvalloc = &dropin::Pvalloc,
+      .libc_mallinfo = &dropin::MallInfo,
       .new_object = [](std::size_t size, std::size_t alignment, bool) {
         return dropin::New(size, NewAlignment(alignment));
       },

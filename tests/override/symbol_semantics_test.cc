@@ -288,11 +288,24 @@ TEST(DropinSymbols, CfreeAndLibcEntryPointsWork) {
   EXPECT_EQ(static_cast<unsigned char*>(a)[199], 1);
   void* m = F().libc_memalign(256, 10);
   EXPECT_TRUE(IsAligned(m, 256));
+  // glibc exports __libc_valloc and __libc_pvalloc too: their blocks must be memarena's,
+  // or free would take them for foreign blocks.
+  const std::size_t page = platform::PageSize();
+  void* v = F().libc_valloc(10);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(IsAligned(v, page));
+  void* pv = F().libc_pvalloc(page + 1);
+  ASSERT_NE(pv, nullptr);
+  EXPECT_TRUE(IsAligned(pv, page));
+  EXPECT_GE(F().malloc_usable_size(pv), 2 * page) << "pvalloc rounds up to whole pages";
   const memarena_stats before = Stats();
+  EXPECT_EQ(static_cast<std::size_t>(F().libc_mallinfo().uordblks), before.bytes_in_use);
   F().libc_free(a);
   F().cfree(z);
   F().libc_free(m);
-  EXPECT_GE(Stats().num_frees, before.num_frees + 3);
+  F().free(v);
+  F().free(pv);
+  EXPECT_GE(Stats().num_frees, before.num_frees + 5);
 }
 
 TEST(DropinSymbols, EveryOperatorNewAndDeleteForm) {
@@ -798,6 +811,7 @@ TEST(DropinSymbols, EverySymbolResolvesToMemarena) {
       "memalign", "valloc", "pvalloc", "malloc_usable_size", "cfree", "malloc_trim",
       "mallinfo2", "mallinfo", "malloc_stats", "malloc_info",
       "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
+      "__libc_valloc", "__libc_pvalloc", "__libc_mallinfo",
       "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
       "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
       "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvRKSt9nothrow_t",
