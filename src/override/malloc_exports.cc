@@ -13,19 +13,6 @@
 
 namespace dropin = memarena::dropin;
 
-// glibc no longer declares these; the declarations give them C linkage.
-extern "C" {
-MEMARENA_DROPIN_EXPORT void cfree(void* ptr) noexcept;
-MEMARENA_DROPIN_EXPORT void* __libc_malloc(size_t size) noexcept;
-MEMARENA_DROPIN_EXPORT void* __libc_calloc(size_t count, size_t size) noexcept;
-MEMARENA_DROPIN_EXPORT void* __libc_realloc(void* ptr, size_t size) noexcept;
-MEMARENA_DROPIN_EXPORT void __libc_free(void* ptr) noexcept;
-MEMARENA_DROPIN_EXPORT void* __libc_memalign(size_t alignment, size_t size) noexcept;
-MEMARENA_DROPIN_EXPORT void* __libc_valloc(size_t size) noexcept;
-MEMARENA_DROPIN_EXPORT void* __libc_pvalloc(size_t size) noexcept;
-MEMARENA_DROPIN_EXPORT struct mallinfo __libc_mallinfo() noexcept;
-}
-
 extern "C" {
 
 MEMARENA_DROPIN_ALLOCATING_EXPORT void* malloc(size_t size) noexcept {
@@ -84,32 +71,25 @@ MEMARENA_DROPIN_EXPORT int malloc_info(int options, FILE* stream) noexcept {
   return dropin::MallocInfo(options, stream);
 }
 
-void cfree(void* ptr) noexcept { dropin::Free(ptr); }
-
-MEMARENA_ALLOCATION_ENTRY void* __libc_malloc(size_t size) noexcept { return dropin::Malloc(size); }
-
-MEMARENA_ALLOCATION_ENTRY void* __libc_calloc(size_t count, size_t size) noexcept {
-  return dropin::Calloc(count, size);
-}
-
-MEMARENA_ALLOCATION_ENTRY void* __libc_realloc(void* ptr, size_t size) noexcept {
-  return dropin::Realloc(ptr, size);
-}
-
-void __libc_free(void* ptr) noexcept { dropin::Free(ptr); }
-
-MEMARENA_ALLOCATION_ENTRY void* __libc_memalign(size_t alignment, size_t size) noexcept {
-  return dropin::Memalign(alignment, size);
-}
-
-// glibc exports these two as well: a block they returned from glibc's heap would be a
-// foreign block to memarena's free.
-MEMARENA_ALLOCATION_ENTRY void* __libc_valloc(size_t size) noexcept { return dropin::Valloc(size); }
-
-MEMARENA_ALLOCATION_ENTRY void* __libc_pvalloc(size_t size) noexcept {
-  return dropin::Pvalloc(size);
-}
-
-struct mallinfo __libc_mallinfo() noexcept { return dropin::MallInfo(); }
+// Other names for the functions above: glibc exports every __libc_* one (and cfree), and a
+// block from glibc's heap would be a foreign block to memarena's free. Aliases, so they
+// take no text of their own (the allocation entries sit in the start-up text's window,
+// libmemarena_malloc_startup.ld) and share their target's section.
+// g++ wants the target's attributes (glibc's malloc, alloc_size) on the alias too: copy.
+#if defined(__clang__)
+#define MEMARENA_DROPIN_ALIAS(target) MEMARENA_DROPIN_EXPORT __attribute__((alias(#target)))
+#else
+#define MEMARENA_DROPIN_ALIAS(target) \
+  MEMARENA_DROPIN_EXPORT __attribute__((alias(#target), copy(target)))
+#endif
+void cfree(void* ptr) noexcept MEMARENA_DROPIN_ALIAS(free);
+void* __libc_malloc(size_t size) noexcept MEMARENA_DROPIN_ALIAS(malloc);
+void* __libc_calloc(size_t count, size_t size) noexcept MEMARENA_DROPIN_ALIAS(calloc);
+void* __libc_realloc(void* ptr, size_t size) noexcept MEMARENA_DROPIN_ALIAS(realloc);
+void __libc_free(void* ptr) noexcept MEMARENA_DROPIN_ALIAS(free);
+void* __libc_memalign(size_t alignment, size_t size) noexcept MEMARENA_DROPIN_ALIAS(memalign);
+void* __libc_valloc(size_t size) noexcept MEMARENA_DROPIN_ALIAS(valloc);
+void* __libc_pvalloc(size_t size) noexcept MEMARENA_DROPIN_ALIAS(pvalloc);
+struct mallinfo __libc_mallinfo() noexcept MEMARENA_DROPIN_ALIAS(mallinfo);
 
 }  // extern "C"
