@@ -33,7 +33,8 @@ struct mallinfo2 MallInfo2() noexcept {
   struct mallinfo2 info = {};
   info.arena = stats.bytes_held;
   info.uordblks = stats.bytes_in_use;
-  info.fordblks = stats.bytes_held - stats.bytes_in_use;
+  // Other threads allocate while the figures are read: never a wrapped difference.
+  info.fordblks = stats.bytes_held > stats.bytes_in_use ? stats.bytes_held - stats.bytes_in_use : 0;
   info.fsmblks = stats.bytes_in_thread_caches + stats.bytes_in_central_lists;
   info.keepcost = stats.bytes_releasable;
   return info;
