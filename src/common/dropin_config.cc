@@ -43,7 +43,7 @@ constexpr std::array kDropinRows = {
         "frees, in use) after the summary"),
     Row<&DropinConfig::oom_message_interval, ParseSeconds, ShowSeconds>(
         "oom_message_interval", "SECONDS", "when malloc fails, one line on stderr naming the "
-        "request, held, the ceiling and the knob, at most once per SECONDS (0 = never; "
+        "request, in use, held, the ceiling and the knob, at most once per SECONDS (0 = never; "
         "0-86400)"),
     PathRow<&DropinConfig::trace_file>(
         "trace_file", "record every allocation and free in RMM's replay-log CSV, "

@@ -22,10 +22,11 @@ struct LimitCount {
 
 fmt::format_context::iterator fmt::formatter<memarena::common::ByteCount>::format(
     memarena::common::ByteCount count, format_context& ctx) const {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  // Up to EiB: a size_t reaches 16 EiB (a request computed from a bad size, say).
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = static_cast<double>(count.bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
     value /= 1024.0;
     ++unit;
   }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/format.h"
 #include "common/large_bss.h"
 #include "common/observability_config.h"
 #include "common/trace_log.h"
@@ -190,6 +191,9 @@ void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) 
   char* end = fmt::format_to_n(line, sizeof line, "memarena: malloc of ").out;
   if (count > 1) end = fmt::format_to_n(end, Room(line, end), "{} x ", count).out;
   end = fmt::format_to_n(end, Room(line, end), "{} B", bytes).out;
+  if (count == 1 && bytes >= 1024) {
+    end = fmt::format_to_n(end, Room(line, end), " ({})", common::ByteCount{bytes}).out;
+  }
   // The alignment is named only where it is not malloc's own.
   if (alignment > kMallocAlignment) {
     end = fmt::format_to_n(end, Room(line, end), " aligned to {} B", alignment).out;
@@ -208,14 +212,18 @@ void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) 
               .out;
   } else if (ceiling != 0) {
     end = fmt::format_to_n(end, Room(line, end),
-                           " failed: {} B held of the {} B ceiling (MEMARENA_CONF ceiling or "
-                           "memarena::SetCeiling to raise it)",
-                           stats.bytes_held, ceiling)
+                           " failed: {} in use, {} held of the {} B ({}) ceiling (MEMARENA_CONF "
+                           "ceiling or memarena::SetCeiling to raise it)",
+                           common::ByteCount{stats.bytes_in_use},
+                           common::ByteCount{stats.bytes_held}, ceiling,
+                           common::ByteCount{ceiling})
               .out;
   } else {
     end = fmt::format_to_n(end, Room(line, end),
-                           " failed: the OS refused more memory ({} B held, no ceiling)",
-                           stats.bytes_held)
+                           " failed: the OS refused more memory ({} in use, {} held, no "
+                           "ceiling)",
+                           common::ByteCount{stats.bytes_in_use},
+                           common::ByteCount{stats.bytes_held})
               .out;
   }
   end = fmt::format_to_n(end, Room(line, end),

@@ -154,6 +154,9 @@ TEST(FormatBytes, PicksAReadableUnit) {
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
   EXPECT_EQ(FormatBytes(std::size_t{3} << 30), "3.00 GiB");
+  EXPECT_EQ(FormatBytes(std::size_t{1} << 50), "1.00 PiB");
+  EXPECT_EQ(FormatBytes(std::size_t{1} << 60), "1.00 EiB") << "not 1048576.00 TiB";
+  EXPECT_EQ(FormatBytes(SIZE_MAX), "16.00 EiB");
 }
 
 // Issue 17: every size key of MEMARENA_CONF has a maximum that keeps the heap's arithmetic

@@ -4,7 +4,10 @@
 // Calls go through pointers so the compiler cannot fold malloc/free pairs away.
 #pragma once
 
+#include <malloc.h>
+
 #include <cstddef>
+#include <cstdio>
 
 #include "memarena/c_api.h"
 
@@ -25,11 +28,18 @@ struct CFunctions {
   std::size_t (*malloc_usable_size)(void*);
   void (*cfree)(void*);
   int (*malloc_trim)(std::size_t);
+  struct mallinfo2 (*mallinfo2)();
+  struct mallinfo (*mallinfo)();
+  void (*malloc_stats)();
+  int (*malloc_info)(int, std::FILE*);
   void* (*libc_malloc)(std::size_t);
   void* (*libc_calloc)(std::size_t, std::size_t);
   void* (*libc_realloc)(void*, std::size_t);
   void (*libc_free)(void*);
   void* (*libc_memalign)(std::size_t, std::size_t);
+  void* (*libc_valloc)(std::size_t);
+  void* (*libc_pvalloc)(std::size_t);
+  struct mallinfo (*libc_mallinfo)();
 
   // operator new/delete; `alignment` 0 means the unaligned form.
   void* (*new_object)(std::size_t size, std::size_t alignment, bool array);

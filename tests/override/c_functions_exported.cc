@@ -18,6 +18,9 @@ void* __libc_calloc(std::size_t count, std::size_t size) noexcept;
 void* __libc_realloc(void* ptr, std::size_t size) noexcept;
 void __libc_free(void* ptr) noexcept;
 void* __libc_memalign(std::size_t alignment, std::size_t size) noexcept;
+void* __libc_valloc(std::size_t size) noexcept;
+void* __libc_pvalloc(std::size_t size) noexcept;
+struct mallinfo __libc_mallinfo() noexcept;
 }
 
 namespace memarena::testing {
@@ -113,6 +116,9 @@ Fn Lookup(const char* name) {
 
 }  // namespace
 
+// glibc deprecates mallinfo for its int fields; the drop-in still exports it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 const CFunctions& Functions() {
   static const CFunctions table = {
       .mode = MEMARENA_MODE,
@@ -129,11 +135,18 @@ const CFunctions& Functions() {
       .malloc_usable_size = MEMARENA_FN(malloc_usable_size),
       .cfree = MEMARENA_FN(cfree),
       .malloc_trim = MEMARENA_FN(malloc_trim),
+      .mallinfo2 = MEMARENA_FN(mallinfo2),
+      .mallinfo = MEMARENA_FN(mallinfo),
+      .malloc_stats = MEMARENA_FN(malloc_stats),
+      .malloc_info = MEMARENA_FN(malloc_info),
       .libc_malloc = MEMARENA_FN(__libc_malloc),
       .libc_calloc = MEMARENA_FN(__libc_calloc),
       .libc_realloc = MEMARENA_FN(__libc_realloc),
       .libc_free = MEMARENA_FN(__libc_free),
       .libc_memalign = MEMARENA_FN(__libc_memalign),
+      .libc_valloc = MEMARENA_FN(__libc_valloc),
+      .libc_pvalloc = MEMARENA_FN(__libc_pvalloc),
+      .libc_mallinfo = MEMARENA_FN(__libc_mallinfo),
       .new_object = &NewObject,
       .new_nothrow = &NewNothrow,
       .delete_object = &DeleteObject,
@@ -143,5 +156,6 @@ const CFunctions& Functions() {
   };
   return table;
 }
+#pragma GCC diagnostic pop
 
 }  // namespace memarena::testing

@@ -6,6 +6,7 @@
 #include "memarena/host.h"
 #include "override/c_functions.h"
 #include "override/dropin.h"
+#include "override/heap_introspection.h"
 
 namespace memarena::testing {
 namespace {
@@ -40,11 +41,18 @@ const CFunctions& Functions() {
       .malloc_usable_size = [](void* p) { return dropin::UsableSize(p); },
       .cfree = &dropin::Free,
       .malloc_trim = [](std::size_t) { return dropin::Trim(); },
+      .mallinfo2 = &dropin::MallInfo2,
+      .mallinfo = &dropin::MallInfo,
+      .malloc_stats = &dropin::MallocStats,
+      .malloc_info = &dropin::MallocInfo,
       .libc_malloc = &dropin::Malloc,
       .libc_calloc = &dropin::Calloc,
       .libc_realloc = &dropin::Realloc,
       .libc_free = &dropin::Free,
       .libc_memalign = &dropin::Memalign,
+      .libc_valloc = &dropin::Valloc,
+      .libc_pvalloc = &dropin::Pvalloc,
+      .libc_mallinfo = &dropin::MallInfo,
       .new_object = [](std::size_t size, std::size_t alignment, bool) {
         return dropin::New(size, NewAlignment(alignment));
       },

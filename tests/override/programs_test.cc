@@ -298,7 +298,7 @@ TEST(DropinConfig, MallocOfABlockThatCannotExistSaysSo) {
   EXPECT_EQ(big.status, 0) << big.err;
   EXPECT_EQ(big.out, "refused\n") << big.err;
   EXPECT_NE(big.err.find("memarena: malloc of "), std::string::npos) << big.err;
-  EXPECT_NE(big.err.find(" B" + kNoSuchBlock), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find(" B (1.00 EiB)" + kNoSuchBlock), std::string::npos) << big.err;
   EXPECT_EQ(big.err.find("the OS refused"), std::string::npos) << big.err;
   const ProcessResult aligned =
       CallThroughCtypes("memalign", "ctypes.c_size_t(1 << 50), ctypes.c_size_t(16)");
@@ -336,7 +336,12 @@ TEST(DropinConfig, MallocAtTheCeilingSaysSoOncePerInterval) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "50\n") << r.err;
   EXPECT_EQ(CountOccurrences(r.err, "memarena: malloc of "), 1u) << r.err;
-  EXPECT_NE(r.err.find("of the 268435456 B ceiling (MEMARENA_CONF ceiling"), std::string::npos)
+  // The request, what is in use and held, the ceiling (as set, and readable) and the knob.
+  EXPECT_NE(r.err.find("memarena: malloc of 536870913 B (512.00 MiB) failed: "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" in use, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" held of the 268435456 B (256.00 MiB) ceiling (MEMARENA_CONF ceiling"),
+            std::string::npos)
       << r.err;
   const ProcessResult quiet = RunProcess(
       {"python3", "-c", script}, {kPreload, "MEMARENA_CONF=ceiling:256MiB,oom_message_interval:0"});

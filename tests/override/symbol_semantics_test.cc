@@ -1,6 +1,7 @@
 // Every overridden allocation symbol, called with its edge cases, checking results and errno:
 // malloc, calloc, realloc, reallocarray, the aligned forms, usable size, cfree, __libc_*,
-// malloc_trim, every operator new/delete, the ceiling, thread-exit flush and fork. One
+// malloc_trim, glibc's introspection (mallinfo2, mallinfo, malloc_stats, malloc_info), every
+// operator new/delete, the ceiling, thread-exit flush and fork. One
 // source, three binaries (see c_functions.h): inline semantics, link-time override, preload.
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -8,6 +9,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -284,11 +288,24 @@ TEST(DropinSymbols, CfreeAndLibcEntryPointsWork) {
   EXPECT_EQ(static_cast<unsigned char*>(a)[199], 1);
   void* m = F().libc_memalign(256, 10);
   EXPECT_TRUE(IsAligned(m, 256));
+  // glibc exports __libc_valloc and __libc_pvalloc too: their blocks must be memarena's,
+  // or free would take them for foreign blocks.
+  const std::size_t page = platform::PageSize();
+  void* v = F().libc_valloc(10);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(IsAligned(v, page));
+  void* pv = F().libc_pvalloc(page + 1);
+  ASSERT_NE(pv, nullptr);
+  EXPECT_TRUE(IsAligned(pv, page));
+  EXPECT_GE(F().malloc_usable_size(pv), 2 * page) << "pvalloc rounds up to whole pages";
   const memarena_stats before = Stats();
+  EXPECT_EQ(static_cast<std::size_t>(F().libc_mallinfo().uordblks), before.bytes_in_use);
   F().libc_free(a);
   F().cfree(z);
   F().libc_free(m);
-  EXPECT_GE(Stats().num_frees, before.num_frees + 3);
+  F().free(v);
+  F().free(pv);
+  EXPECT_GE(Stats().num_frees, before.num_frees + 5);
 }
 
 TEST(DropinSymbols, EveryOperatorNewAndDeleteForm) {
@@ -533,6 +550,83 @@ TEST(DropinSymbols, MallocTrimGivesMemoryBack) {
       << total << " bytes";
 }
 
+// mallinfo2 reads memarena's heap: glibc's own, which the drop-in leaves unused, reads 0.
+TEST(DropinIntrospection, Mallinfo2ReportsTheHeapInUseAndHeld) {
+  const struct mallinfo2 before = F().mallinfo2();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 12; ++i) blocks.push_back(F().malloc(kMiB));
+  const memarena_stats stats = Stats();
+  const struct mallinfo2 during = F().mallinfo2();
+  EXPECT_EQ(during.uordblks, stats.bytes_in_use) << F().mode << " mode";
+  EXPECT_EQ(during.arena, stats.bytes_held);
+  EXPECT_GE(during.uordblks, before.uordblks + 12 * kMiB);
+  EXPECT_EQ(during.fordblks, during.arena - during.uordblks);
+  EXPECT_LE(during.fsmblks + during.keepcost, during.fordblks)
+      << "the caches' objects and the free spans are parts of held-not-in-use";
+  EXPECT_EQ(during.hblkhd, 0u) << "no block is mapped apart from held";
+  for (void* p : blocks) F().free(p);
+  const struct mallinfo2 after = F().mallinfo2();
+  EXPECT_LE(after.uordblks + 12 * kMiB, during.uordblks);
+  EXPECT_GE(after.keepcost, kMiB) << "the freed megabytes are free spans malloc_trim returns";
+}
+
+TEST(DropinIntrospection, MallinfoIsMallinfo2InInts) {
+  const struct mallinfo2 wide = F().mallinfo2();
+  const struct mallinfo narrow = F().mallinfo();
+  ASSERT_LT(wide.arena, std::size_t{INT_MAX}) << "the test heap is small";
+  EXPECT_EQ(static_cast<std::size_t>(narrow.arena), wide.arena);
+  EXPECT_EQ(static_cast<std::size_t>(narrow.uordblks), wide.uordblks);
+  EXPECT_EQ(static_cast<std::size_t>(narrow.fordblks), wide.fordblks);
+  EXPECT_EQ(static_cast<std::size_t>(narrow.keepcost), wide.keepcost);
+}
+
+TEST(DropinIntrospection, MallocStatsPrintsMemarenasStatsOnStderr) {
+  void* p = F().malloc(3 * kMiB);
+  ::testing::internal::CaptureStderr();
+  F().malloc_stats();
+  const std::string text = ::testing::internal::GetCapturedStderr();
+  F().free(p);
+  EXPECT_NE(text.find("memarena stats: host"), std::string::npos) << text;
+  EXPECT_NE(text.find("in use"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Arena 0"), std::string::npos) << "glibc's arenas: " << text;
+}
+
+// The total named `type` in malloc_info's XML, or -1.
+long long XmlTotal(const std::string& xml, const std::string& element, const std::string& type) {
+  const std::string key = "<" + element + " type=\"" + type + "\" size=\"";
+  const std::size_t at = xml.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stoll(xml.substr(at + key.size()));
+}
+
+TEST(DropinIntrospection, MallocInfoWritesTheHeapAsXml) {
+  void* p = F().malloc(5 * kMiB);
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* stream = open_memstream(&buffer, &size);
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(F().malloc_info(0, stream), 0);
+  const memarena_stats stats = Stats();
+  ASSERT_EQ(std::fclose(stream), 0);
+  const std::string xml(buffer, size);
+  std::free(buffer);  // open_memstream's buffer comes from whichever malloc libc calls
+  F().free(p);
+  EXPECT_EQ(xml.rfind("<malloc version=\"1\" allocator=\"memarena\">\n", 0), 0u) << xml;
+  EXPECT_NE(xml.find("</malloc>\n"), std::string::npos) << xml;
+  EXPECT_GE(XmlTotal(xml, "total", "in_use"), static_cast<long long>(5 * kMiB)) << xml;
+  EXPECT_EQ(XmlTotal(xml, "system", "current"), static_cast<long long>(stats.bytes_held)) << xml;
+  EXPECT_EQ(XmlTotal(xml, "aspace", "total"), static_cast<long long>(stats.bytes_held)) << xml;
+}
+
+TEST(DropinIntrospection, MallocInfoRejectsOptionsAndANullStream) {
+  errno = 0;
+  EXPECT_EQ(F().malloc_info(1, stdout), -1) << "glibc defines no option";
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(F().malloc_info(0, nullptr), -1);
+  EXPECT_EQ(errno, EINVAL);
+}
+
 TEST(DropinSymbols, ThreadExitFlushesTheThreadCache) {
   F().release_unused_spans();
   const memarena_stats before = Stats();
@@ -715,7 +809,9 @@ TEST(DropinSymbols, EverySymbolResolvesToMemarena) {
   const char* const names[] = {
       "malloc", "free", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign",
       "memalign", "valloc", "pvalloc", "malloc_usable_size", "cfree", "malloc_trim",
+      "mallinfo2", "mallinfo", "malloc_stats", "malloc_info",
       "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
+      "__libc_valloc", "__libc_pvalloc", "__libc_mallinfo",
       "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
       "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
       "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvRKSt9nothrow_t",
