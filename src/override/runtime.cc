@@ -218,6 +218,10 @@ void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) 
                            common::ByteCount{stats.bytes_held}, ceiling,
                            common::ByteCount{ceiling})
               .out;
+    if (bytes > ceiling) {  // no release or reuse could serve it
+      end = fmt::format_to_n(end, Room(line, end), "; the request alone is above the ceiling")
+                .out;
+    }
   } else {
     end = fmt::format_to_n(end, Room(line, end),
                            " failed: the OS refused more memory ({} in use, {} held, no "

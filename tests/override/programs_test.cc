@@ -343,6 +343,7 @@ TEST(DropinConfig, MallocAtTheCeilingSaysSoOncePerInterval) {
   EXPECT_NE(r.err.find(" held of the 268435456 B (256.00 MiB) ceiling (MEMARENA_CONF ceiling"),
             std::string::npos)
       << r.err;
+  EXPECT_NE(r.err.find("; the request alone is above the ceiling;"), std::string::npos) << r.err;
   const ProcessResult quiet = RunProcess(
       {"python3", "-c", script}, {kPreload, "MEMARENA_CONF=ceiling:256MiB,oom_message_interval:0"});
   EXPECT_EQ(quiet.out, "50\n") << quiet.err;
