@@ -31,6 +31,9 @@ AllocatorStats SampleStats() {
   s.bytes_released = 4096;
   s.num_ooms = 2;
   s.max_alloc_size = 512;
+  s.bytes_in_thread_caches = 640;
+  s.bytes_in_central_lists = 320;
+  s.bytes_metadata = 1 << 16;
   return s;
 }
 
@@ -40,7 +43,9 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
   for (const char* kv : {"\"bytes_in_use\":1000", "\"bytes_requested\":900", "\"bytes_held\":4096",
                          "\"bytes_releasable\":2048", "\"fragmentation\":0.3",
                          "\"peak_bytes_held\":8192", "\"limit_bytes\":1048576",
-                         "\"num_ooms\":2", "\"num_allocs\":7", "\"size_classes\":[]"}) {
+                         "\"num_ooms\":2", "\"num_allocs\":7", "\"size_classes\":[]",
+                         "\"bytes_in_thread_caches\":640", "\"bytes_in_central_lists\":320",
+                         "\"bytes_metadata\":65536"}) {
     EXPECT_NE(json.find(kv), std::string::npos) << kv << " missing in " << json;
   }
   EXPECT_TRUE(json.ends_with("}"));
@@ -91,6 +96,10 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   EXPECT_NE(text.find("memarena_bytes_held{allocator=\"host\"} 4096\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_ooms_total{allocator=\"host\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_fragmentation_ratio{allocator=\"host\"} 0.3\n"), std::string::npos);
+  // Where held-not-in-use sits, as the exit stats' summary line names it.
+  EXPECT_NE(text.find("memarena_thread_cache_bytes{allocator=\"host\"} 640\n"), std::string::npos);
+  EXPECT_NE(text.find("memarena_central_list_bytes{allocator=\"host\"} 320\n"), std::string::npos);
+  EXPECT_NE(text.find("memarena_metadata_bytes{allocator=\"host\"} 65536\n"), std::string::npos);
   EXPECT_EQ(text.find("size_class"), std::string::npos);  // no size classes: no such family
 }
 
