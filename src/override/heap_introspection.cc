@@ -7,20 +7,13 @@
 #include <exception>
 #include <string>
 
+#include "host/heap.h"
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "platform/os.h"
 
 namespace memarena::dropin {
 namespace {
-
-AllocatorStats HostStats() noexcept {
-  try {
-    return HostAllocator().GetStats();
-  } catch (...) {
-    return {};  // HostAllocator() failed to build the heap: nothing is held
-  }
-}
 
 int Saturated(std::size_t value) noexcept {
   return value > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(value);
@@ -29,7 +22,7 @@ int Saturated(std::size_t value) noexcept {
 }  // namespace
 
 struct mallinfo2 MallInfo2() noexcept {
-  const AllocatorStats stats = HostStats();
+  const AllocatorStats stats = host::Stats();
   struct mallinfo2 info = {};
   info.arena = stats.bytes_held;
   info.uordblks = stats.bytes_in_use;
@@ -67,7 +60,7 @@ int MallocInfo(int options, std::FILE* stream) noexcept {
     errno = EINVAL;
     return -1;
   }
-  const AllocatorStats s = HostStats();
+  const AllocatorStats s = host::Stats();
   // Into a stack buffer: no allocation between the snapshot and the document, so the
   // figures are the heap's as it was when asked (and a heap out of memory still answers).
   char xml[1024];
