@@ -257,8 +257,17 @@ class PageHeap {
                            std::uintptr_t* start) const noexcept MEMARENA_REQUIRES(lock_);
   Span* CommitPart(Span* span, std::uintptr_t lo, std::uintptr_t hi, Span* spare[2]) noexcept
       MEMARENA_REQUIRES(lock_);
-  Span* Carve(Span* span, std::size_t pages, std::size_t align_pages,
-              std::uint8_t size_class) noexcept MEMARENA_REQUIRES(lock_);
+  // Takes `pages` pages of free span `span` for a new in-use span: its first pages on an
+  // `align_pages` boundary, or with `from_back` (align_pages 1 only) its last pages; the
+  // rest stays free.
+  Span* Carve(Span* span, std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
+              bool from_back = false) noexcept MEMARENA_REQUIRES(lock_);
+  // Whether a class span (size_class != 0) of `pages` pages cut from free span `span` should
+  // take its back: the neighbour after it is nearer in kind (an in-use class span, then a
+  // free page or none, then an in-use large block) than the neighbour before it. Never for a
+  // large block.
+  bool CarveFromBack(const Span* span, std::size_t pages, std::uint8_t size_class) const noexcept
+      MEMARENA_REQUIRES(lock_);
   bool Grow(std::size_t pages, std::size_t align_pages) noexcept MEMARENA_REQUIRES(lock_);
   void* MapBesideReservations(std::size_t bytes) noexcept MEMARENA_REQUIRES(lock_);
   void MergeAndInsert(Span* span) noexcept MEMARENA_REQUIRES(lock_);

@@ -227,6 +227,42 @@ TEST_F(PageHeapTest, ASmallerRequestSplitsAFreeSpanAndKeepsTheRest) {
   ExpectConsistent();
 }
 
+// A class span cut from a longer free span takes the end beside a class span, so the rest
+// stays beside the large block and merges back when that block is freed (before: the
+// front, and the rest was stranded between two class spans once the block went); a large
+// block keeps the front, where the free pages after it let realloc grow it in place.
+TEST_F(PageHeapTest, AClassSpanIsCarvedBesideAClassSpanAndALargeBlockAtTheFront) {
+  Span* large = New(10);
+  Span* freed = New(10);
+  Span* kin = New(4, 1, 1);
+  ASSERT_NE(large, nullptr);
+  ASSERT_NE(freed, nullptr);
+  ASSERT_NE(kin, nullptr);
+  const std::uintptr_t first = freed->first_page;
+  ASSERT_EQ(first, large->first_page + 10);
+  ASSERT_EQ(kin->first_page, first + 10);
+  heap_.Delete(freed);  // 10 free pages between a large block and a class span
+
+  Span* block = New(3);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->first_page, first) << "a large block takes the front";
+  heap_.Delete(block);
+
+  Span* span = New(4, 1, 1);
+  ASSERT_NE(span, nullptr);
+  EXPECT_EQ(span->first_page, first + 6) << "a class span takes the end beside its kind";
+  ExpectConsistent();
+  heap_.Delete(large);  // the 6 pages left merge with the freed block's
+  Span* merged = New(16);
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(merged->first_page, first - 10) << "the block's pages and the 6 left";
+  EXPECT_EQ(heap_.Stats().free_committed, 0u);
+  heap_.Delete(merged);
+  heap_.Delete(span);
+  heap_.Delete(kin);
+  ExpectAllReturnedAfterRelease();
+}
+
 // A request no committed free span fits goes where a run of free spans holds the most
 // committed pages: here a committed span between two returned ones, none long enough
 // alone with the committed span, so the request straddles all three and only the
