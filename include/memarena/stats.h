@@ -2,6 +2,7 @@
 // Field names follow the glossary in docs/glossary.md (in use, requested, held, releasable, peak).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -9,6 +10,17 @@
 #include <string_view>
 
 namespace memarena {
+
+// Free spans of one length range (AllocatorStats::free_spans_by_length).
+struct FreeSpanCount {
+  std::uint64_t spans = 0;
+  std::size_t bytes = 0;
+};
+// Bucket b of free_spans_by_length holds the spans of kFreeSpanBucketBase << b bytes up to
+// twice that (the host heap's 8 KiB page, 2-3 pages, 4-7 pages, ...); the last bucket also
+// every longer span (1 MiB and up).
+inline constexpr std::size_t kFreeSpanBuckets = 8;
+inline constexpr std::size_t kFreeSpanBucketBase = std::size_t{8} << 10;
 
 struct AllocatorStats {
   // Current values.
@@ -50,7 +62,11 @@ struct AllocatorStats {
   // free spans; the rest of held beyond these is the unused tail of partly used spans.
   std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads
   std::size_t bytes_in_central_lists = 0;  // free objects in the central (shared) lists
-  std::size_t bytes_metadata = 0;          // span records, pagemap, caches (not in held)
+  std::size_t bytes_metadata = 0;          // span records, thread caches: not in held
+  // Host allocator only: the free spans (bytes_releasable) by length. Many short spans and a
+  // short longest one is fragmentation: a longer request commits fresh pages while the short
+  // spans stay held.
+  std::array<FreeSpanCount, kFreeSpanBuckets> free_spans_by_length{};
   // Host allocator only: free pages that a growth took over with mremap instead of faulting
   // fresh ones in (docs/host.md, "Held bytes and the ceiling", step 6); they are counted in
   // bytes_released too, since their old place went back.

@@ -79,6 +79,27 @@ std::string HugePagesLine(const AllocatorStats& s) {
                      FormatBytes(s.huge_page_size), advised, Millis(s.huge_page_fault_bound_nanos));
 }
 
+// Where the free spans' bytes lie by span length, as tcmalloc's page heap lists them: many
+// short spans beside a short longest one is fragmentation. Empty without free spans.
+std::string FreeSpansLine(const AllocatorStats& s) {
+  std::string out;
+  for (std::size_t b = 0; b < kFreeSpanBuckets; ++b) {
+    const FreeSpanCount& c = s.free_spans_by_length[b];
+    if (c.spans == 0) continue;
+    const std::size_t low = kFreeSpanBucketBase << b;
+    const std::size_t high = 2 * low - kFreeSpanBucketBase;  // whole pages
+    std::string range = FormatBytes(low);
+    if (b + 1 == kFreeSpanBuckets) {
+      range += " and up";
+    } else if (high != low) {
+      range += fmt::format(" to {}", FormatBytes(high));
+    }
+    out += fmt::format("{}{} x{} ({})", out.empty() ? "" : ", ", range, c.spans,
+                       FormatBytes(c.bytes));
+  }
+  return out.empty() ? out : fmt::format("  free spans by length: {}\n", out);
+}
+
 // The summary tcmalloc and jemalloc put first: whose numbers these are, what the process
 // holds, and where the held bytes that are not in use sit.
 std::string StatsSummary(const AllocatorStats& s) {
@@ -97,6 +118,7 @@ std::string StatsSummary(const AllocatorStats& s) {
         "tails {}; metadata {} (outside held)\n",
         FormatBytes(s.bytes_in_thread_caches), FormatBytes(s.bytes_in_central_lists),
         FormatBytes(s.bytes_releasable), FormatBytes(other), FormatBytes(s.bytes_metadata));
+    out += FreeSpansLine(s);
     if (s.bytes_moved != 0) {
       out += fmt::format("  moved {} of free pages into growing spans instead of faulting them\n",
                          FormatBytes(s.bytes_moved));

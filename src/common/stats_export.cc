@@ -176,6 +176,12 @@ std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_
     out += fmt::format("{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{}}}",
                        i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use);
   }
+  out += "],\"free_spans_by_length\":[";
+  for (std::size_t b = 0; b < kFreeSpanBuckets; ++b) {
+    const FreeSpanCount& c = stats.free_spans_by_length[b];
+    out += fmt::format("{}{{\"min_bytes\":{},\"spans\":{},\"bytes\":{}}}", b == 0 ? "" : ",",
+                       kFreeSpanBucketBase << b, c.spans, c.bytes);
+  }
   out += "]}";
   return out;
 }

@@ -1474,6 +1474,7 @@ AllocatorStats Stats() noexcept {
   s.bytes_in_thread_caches = counters.cached;
   s.bytes_in_central_lists = central_free;
   s.bytes_metadata = MetaBytes();
+  s.free_spans_by_length = heap.free_by_length;
   s.huge_page_size = platform::HugePageSize();
   s.huge_pages_enabled = heap.huge_pages_on;
   s.huge_page_blocks = heap.huge_page_blocks;

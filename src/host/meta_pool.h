@@ -17,7 +17,8 @@ inline constexpr std::size_t kMetaLine = 64;
 // and the block starts on one. Returns nullptr when the OS refuses memory.
 void* MetaAllocate(std::size_t bytes, std::size_t alignment = kMetaLine) noexcept;
 
-// Bytes of metadata obtained from the OS so far.
+// Bytes of metadata handed out so far, alignment padding included (not the OS chunks they
+// come from, whose untouched pages cost nothing).
 std::size_t MetaBytes() noexcept;
 
 // Takes and drops every metadata lock (fork handlers).

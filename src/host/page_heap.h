@@ -13,6 +13,7 @@
 #include "host/recent_peak.h"
 #include "host/span.h"
 #include "host/spin_lock.h"
+#include "memarena/stats.h"
 
 namespace memarena::host {
 
@@ -25,6 +26,8 @@ struct PageHeapStats {
   std::size_t free_committed = 0;    // releasable now
   std::size_t free_returned = 0;     // reserved address space not held
   std::size_t largest_free_committed = 0;
+  // The committed free spans by length (AllocatorStats::free_spans_by_length).
+  std::array<FreeSpanCount, kFreeSpanBuckets> free_by_length{};
   std::size_t reserved = 0;          // address space reserved from the OS
   std::uint64_t num_reserves = 0;
   std::uint64_t num_releases = 0;
@@ -102,6 +105,8 @@ class PageHeap {
   // is above HugeFaultWatch's fixed bound: enough that one preemption's accounting noise or
   // the page table's own allocation is a small part of the mean.
   static constexpr std::size_t kBasePageProbePages = 16;
+  static_assert(kFreeSpanBucketBase == kPageSize,
+                "free_by_length's first bucket is one page (PageHeapStats)");
   // A small span comes from the exact-size free lists (Carve, Delete keep it there).
   static_assert(detail::kClasses[kNumClasses].pages <= kMaxPages,
                 "the largest class's span fits the exact-size free lists");

@@ -223,6 +223,22 @@ TEST(HostStats, HugePagesStateIsThePageHeaps) {
   EXPECT_EQ(FormatStats(arena, "bfc").find("huge pages"), std::string::npos);
 }
 
+// The free spans' line names each length range that has spans, with its count and bytes, in
+// tcmalloc's order (shortest first), and is left out when no span is free.
+TEST(HostStats, FreeSpansByLengthLineNamesEachRangeWithSpans) {
+  AllocatorStats s;
+  s.bytes_metadata = 1;  // the host's summary
+  EXPECT_EQ(FormatStats(s, "host").find("free spans by length"), std::string::npos);
+  s.free_spans_by_length[0] = {11, 11 * kFreeSpanBucketBase};
+  s.free_spans_by_length[1] = {2, 5 * kFreeSpanBucketBase};
+  s.free_spans_by_length[kFreeSpanBuckets - 1] = {1, std::size_t{3} << 20};
+  const std::string text = FormatStats(s, "host");
+  EXPECT_NE(text.find("  free spans by length: 8.00 KiB x11 (88.00 KiB), 16.00 KiB to 24.00 KiB "
+                      "x2 (40.00 KiB), 1.00 MiB and up x1 (3.00 MiB)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(HostStats, ReleasableAndFragmentationDescribeFreeSpans) {
   ReleaseUnused();
   std::vector<void*> blocks;
@@ -233,6 +249,15 @@ TEST(HostStats, ReleasableAndFragmentationDescribeFreeSpans) {
   EXPECT_GE(s.largest_free_block, std::size_t{1} << 20);
   EXPECT_GT(s.fragmentation, 0.0);
   EXPECT_LT(s.fragmentation, 1.0);
+  // By length: the four 1 MiB spans in the last bucket, and every free span in some bucket.
+  std::size_t by_length = 0;
+  for (const FreeSpanCount& c : s.free_spans_by_length) by_length += c.bytes;
+  EXPECT_EQ(by_length, s.bytes_releasable);
+  EXPECT_GE(s.free_spans_by_length[kFreeSpanBuckets - 1].spans, 4u);
+  EXPECT_GE(s.free_spans_by_length[kFreeSpanBuckets - 1].bytes, std::size_t{4} << 20);
+  const std::string summary = FormatStats(s, "host");
+  EXPECT_NE(summary.find("  free spans by length: "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("1.00 MiB and up x"), std::string::npos) << summary;
   for (int i = 1; i < 8; i += 2) Free(blocks[i]);
   EXPECT_GE(ReleaseUnused(), std::size_t{8} << 20);
   EXPECT_EQ(Stats().bytes_releasable, 0u);

@@ -227,6 +227,26 @@ TEST_F(PageHeapTest, ASmallerRequestSplitsAFreeSpanAndKeepsTheRest) {
   ExpectConsistent();
 }
 
+// The committed free spans by length: a 1-page span and a 5-page one between in-use spans
+// land in the 1-page and 4-7-page buckets; the returned rest of the reservation is not held
+// and counts nowhere.
+TEST_F(PageHeapTest, StatsCountCommittedFreeSpansByLength) {
+  Span* spans[6] = {New(1), New(1), New(2), New(1), New(5), New(1)};
+  for (Span* span : spans) ASSERT_NE(span, nullptr);
+  heap_.Delete(spans[1]);
+  heap_.Delete(spans[4]);
+  const PageHeapStats s = heap_.Stats();
+  EXPECT_EQ(s.free_by_length[0].spans, 1u);
+  EXPECT_EQ(s.free_by_length[0].bytes, kPageSize);
+  EXPECT_EQ(s.free_by_length[2].spans, 1u);
+  EXPECT_EQ(s.free_by_length[2].bytes, 5 * kPageSize);
+  std::size_t bytes = 0;
+  for (const FreeSpanCount& c : s.free_by_length) bytes += c.bytes;
+  EXPECT_EQ(bytes, s.free_committed);
+  for (Span* span : {spans[0], spans[2], spans[3], spans[5]}) heap_.Delete(span);
+  ExpectAllReturnedAfterRelease();
+}
+
 // A class span cut from a longer free span takes the end beside a class span, so the rest
 // stays beside the large block and merges back when that block is freed (before: the
 // front, and the rest was stranded between two class spans once the block went); a large

@@ -28,6 +28,7 @@ AllocatorStats SampleStats() {
   s.num_frees = 5;
   s.num_reserves = 3;
   s.num_releases = 1;
+  s.free_spans_by_length[0] = {3, 3 * kFreeSpanBucketBase};
   s.bytes_released = 4096;
   s.num_ooms = 2;
   s.max_alloc_size = 512;
@@ -48,6 +49,12 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
                          "\"bytes_metadata\":65536"}) {
     EXPECT_NE(json.find(kv), std::string::npos) << kv << " missing in " << json;
   }
+  EXPECT_NE(json.find("\"free_spans_by_length\":[{\"min_bytes\":8192,\"spans\":3,\"bytes\":"
+                      "24576},{\"min_bytes\":16384,\"spans\":0,\"bytes\":0},"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"min_bytes\":1048576,\"spans\":0,\"bytes\":0}]}"), std::string::npos)
+      << json;
   EXPECT_TRUE(json.ends_with("}"));
 }
 
