@@ -84,10 +84,26 @@ void PageHeap::Unlink(Span* span) noexcept {
   free_bytes_[StateIndex(span->state)] -= span->Bytes();
 }
 
+// The span right after (or before) `span`, in any state; nullptr when that page is outside
+// the heap. Only a span's ends are sure to be mapped to it (a large in-use span maps only its
+// own ends, and an interior page may still name a record since reused), so the neighbour
+// must also border `span` exactly.
+Span* PageHeap::Neighbour(const Span* span, bool after) const noexcept {
+  if (!after && span->first_page == 0) return nullptr;
+  Span* neighbour = pagemap_->Get(after ? span->first_page + span->num_pages : span->first_page - 1);
+  if (neighbour == nullptr || neighbour == span) return nullptr;
+  const bool adjacent = after ? neighbour->first_page == span->first_page + span->num_pages
+                              : neighbour->first_page + neighbour->num_pages == span->first_page;
+  return adjacent ? neighbour : nullptr;
+}
+
 void PageHeap::MergeAndInsert(Span* span) noexcept {
   // Only neighbours in the same state merge: a committed span merged into a returned
   // one would either hide held bytes or need a syscall. Release (which decommits every
   // committed free span) lets everything merge.
+  // Neighbour's test, with the state compared first: on a large free the neighbours are
+  // mostly in use, and that one load settles it (through Neighbour, testsuite ran 0.4 % more
+  // instructions).
   if (span->first_page > 0) {
     Span* prev = pagemap_->Get(span->first_page - 1);
     if (prev != nullptr && prev != span && prev->state == span->state &&
@@ -138,17 +154,10 @@ Span* PageHeap::FindFit(SpanState state, std::size_t pages, std::size_t align_pa
 }
 
 // The free span right after (or before) `span`, of either state; nullptr when that page is
-// in use or outside the heap. Only a free span's ends are sure to be mapped to it (a large
-// in-use span maps only its own ends), so the neighbour must also border `span` exactly.
+// in use or outside the heap.
 Span* PageHeap::FreeNeighbour(const Span* span, bool after) const noexcept {
-  if (!after && span->first_page == 0) return nullptr;
-  Span* neighbour = pagemap_->Get(after ? span->first_page + span->num_pages : span->first_page - 1);
-  if (neighbour == nullptr || neighbour == span || neighbour->state == SpanState::kInUse) {
-    return nullptr;
-  }
-  const bool adjacent = after ? neighbour->first_page == span->first_page + span->num_pages
-                              : neighbour->first_page + neighbour->num_pages == span->first_page;
-  return adjacent ? neighbour : nullptr;
+  Span* neighbour = Neighbour(span, after);
+  return neighbour != nullptr && neighbour->state != SpanState::kInUse ? neighbour : nullptr;
 }
 
 // The window of `pages` pages over the run of free spans around `anchor` that covers the
@@ -286,16 +295,11 @@ bool PageHeap::CarveFromBack(const Span* span, std::size_t pages,
                              std::uint8_t size_class) const noexcept {
   if (size_class == 0 || span->num_pages == pages) return false;
   // +1 for an in-use class span, -1 for an in-use large block, 0 for a free page or none.
-  auto kinship = [](const Span* neighbour, bool adjacent) {
-    if (neighbour == nullptr || !adjacent || neighbour->state != SpanState::kInUse) return 0;
+  auto kinship = [](const Span* neighbour) {
+    if (neighbour == nullptr || neighbour->state != SpanState::kInUse) return 0;
     return neighbour->size_class != 0 ? 1 : -1;
   };
-  const std::uintptr_t end = span->first_page + span->num_pages;
-  const Span* after = pagemap_->Get(end);
-  const Span* before = span->first_page > 0 ? pagemap_->Get(span->first_page - 1) : nullptr;
-  return kinship(after, after != nullptr && after->first_page == end) >
-         kinship(before, before != nullptr &&
-                             before->first_page + before->num_pages == span->first_page);
+  return kinship(Neighbour(span, true)) > kinship(Neighbour(span, false));
 }
 
 Span* PageHeap::Carve(Span* span, std::size_t pages, std::size_t align_pages,

@@ -257,6 +257,7 @@ class PageHeap {
   // `*taken`: the returned pages in the window that came with old bytes (FinishReleases).
   Span* ExtendIntoReturned(std::size_t pages, std::uint8_t size_class, std::size_t* taken) noexcept
       MEMARENA_REQUIRES(lock_);
+  Span* Neighbour(const Span* span, bool after) const noexcept MEMARENA_REQUIRES(lock_);
   Span* FreeNeighbour(const Span* span, bool after) const noexcept MEMARENA_REQUIRES(lock_);
   std::size_t WindowAround(const Span* anchor, std::size_t pages, bool forward,
                            std::uintptr_t* start) const noexcept MEMARENA_REQUIRES(lock_);
