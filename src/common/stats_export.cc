@@ -98,7 +98,7 @@ constexpr std::array kMetrics = {
            "Host: held bytes that are free objects in the central (shared) lists.",
            MEMARENA_INT(bytes_in_central_lists)},
     Metric{"bytes_metadata", "metadata_bytes", MetricType::kGauge,
-           "Host: span records, pagemap and caches, outside held.",
+           "Host: metadata handed out (span records, thread caches), outside held.",
            MEMARENA_INT(bytes_metadata)},
     Metric{"bytes_moved", "moved_bytes_total", MetricType::kCounter,
            "Host: free pages a growth took over by mremap instead of faulting fresh ones.",

@@ -257,6 +257,7 @@ class PageHeap {
   // `*taken`: the returned pages in the window that came with old bytes (FinishReleases).
   Span* ExtendIntoReturned(std::size_t pages, std::uint8_t size_class, std::size_t* taken) noexcept
       MEMARENA_REQUIRES(lock_);
+  Span* Neighbour(const Span* span, bool after) const noexcept MEMARENA_REQUIRES(lock_);
   Span* FreeNeighbour(const Span* span, bool after) const noexcept MEMARENA_REQUIRES(lock_);
   std::size_t WindowAround(const Span* anchor, std::size_t pages, bool forward,
                            std::uintptr_t* start) const noexcept MEMARENA_REQUIRES(lock_);
@@ -268,9 +269,8 @@ class PageHeap {
   Span* Carve(Span* span, std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
               bool from_back = false) noexcept MEMARENA_REQUIRES(lock_);
   // Whether a class span (size_class != 0) of `pages` pages cut from free span `span` should
-  // take its back: the neighbour after it is nearer in kind (an in-use class span, then a
-  // free page or none, then an in-use large block) than the neighbour before it. Never for a
-  // large block.
+  // take its back: the span after it is an in-use class span and the one before is not.
+  // Never for a large block.
   bool CarveFromBack(const Span* span, std::size_t pages, std::uint8_t size_class) const noexcept
       MEMARENA_REQUIRES(lock_);
   bool Grow(std::size_t pages, std::size_t align_pages) noexcept MEMARENA_REQUIRES(lock_);
