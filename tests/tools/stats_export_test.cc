@@ -98,7 +98,9 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   for (const auto& [name, n] : help) {
     EXPECT_EQ(n, 1) << name;
     EXPECT_EQ(type[name], 1) << name;
-    EXPECT_EQ(samples[name], 2) << name;
+    // Two allocators; the free-span families have a sample per length bucket of each.
+    EXPECT_EQ(samples[name], name.starts_with("memarena_free_span") ? 2 * int{kFreeSpanBuckets} : 2)
+        << name;
   }
   EXPECT_NE(text.find("memarena_bytes_held{allocator=\"host\"} 4096\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_ooms_total{allocator=\"host\"} 2\n"), std::string::npos);
@@ -191,6 +193,21 @@ TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {
       << text;
   EXPECT_NE(text.find("memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n"),
             std::string::npos);
+}
+
+// Each free-span bucket is a sample labelled with its shortest length, as JSON's min_bytes.
+TEST(StatsToPrometheus, FreeSpansByLengthGetAMinBytesLabel) {
+  const std::string text = StatsToPrometheus(SampleStats(), "host");
+  EXPECT_NE(text.find("# TYPE memarena_free_spans gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("memarena_free_spans{allocator=\"host\",min_bytes=\"8192\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("memarena_free_span_bytes{allocator=\"host\",min_bytes=\"8192\"} 24576\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("memarena_free_spans{allocator=\"host\",min_bytes=\"16384\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("memarena_free_spans{allocator=\"host\",min_bytes=\"1048576\"} 0\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("min_bytes=\"2097152\""), std::string::npos) << "a ninth bucket";
 }
 
 TEST(NameMappings, PyTorchAndOrtKeysCarryTheRightFields) {
