@@ -97,6 +97,9 @@ constexpr std::array kMetrics = {
     Metric{"bytes_in_central_lists", "central_list_bytes", MetricType::kGauge,
            "Host: held bytes that are free objects in the central (shared) lists.",
            MEMARENA_INT(bytes_in_central_lists)},
+    Metric{"bytes_uncarved", "central_list_uncarved_bytes", MetricType::kGauge,
+           "Host: of the central lists' bytes, objects of partly carved spans never handed out.",
+           MEMARENA_INT(bytes_uncarved)},
     Metric{"bytes_metadata", "metadata_bytes", MetricType::kGauge,
            "Host: metadata handed out (span records, thread caches), outside held.",
            MEMARENA_INT(bytes_metadata)},
@@ -183,8 +186,11 @@ std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_
   out += ",\"size_classes\":[";
   for (std::size_t i = 0; i < size_classes.size(); ++i) {
     const SizeClassStats& c = size_classes[i];
-    out += fmt::format("{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{}}}",
-                       i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use);
+    out += fmt::format(
+        "{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{},"
+        "\"bytes_in_thread_caches\":{},\"bytes_in_central_lists\":{},\"bytes_uncarved\":{}}}",
+        i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use,
+        c.bytes_in_thread_caches, c.bytes_in_central_lists, c.bytes_uncarved);
   }
   out += "],\"free_spans_by_length\":[";
   for (std::size_t b = 0; b < kFreeSpanBuckets; ++b) {
@@ -249,6 +255,23 @@ std::string StatsToPrometheus(std::span<const NamedStats> all) {
       RowMetric<SizeClassStats>{"size_class_frees_total", MetricType::kCounter,
                                 "Frees into one host size class.",
                                 [](const SizeClassStats& c) { return c.num_frees; }},
+      RowMetric<SizeClassStats>{"size_class_thread_cache_bytes", MetricType::kGauge,
+                                "Bytes in free objects of one host size class in thread caches.",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_in_thread_caches};
+                                }},
+      RowMetric<SizeClassStats>{"size_class_central_list_bytes", MetricType::kGauge,
+                                "Bytes in free objects of one host size class in the central "
+                                "lists (transfer batches, span free lists, uncarved objects).",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_in_central_lists};
+                                }},
+      RowMetric<SizeClassStats>{"size_class_central_list_uncarved_bytes", MetricType::kGauge,
+                                "Of those bytes, objects of partly carved spans never handed "
+                                "out.",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_uncarved};
+                                }},
   };
   bool any_classes = false;
   for (const NamedStats& n : all) any_classes = any_classes || !n.size_classes.empty();

@@ -307,9 +307,12 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
   AddFreed(list, freed);
 }
 
-std::size_t CentralCache::FreeObjects(std::size_t cls) const noexcept {
-  SpinLockHolder hold(lists_[cls].lock);
-  return lists_[cls].free_objects;
+std::size_t CentralCache::FreeObjects(std::size_t cls, std::size_t* uncarved) const noexcept {
+  const ClassList& list = lists_[cls];
+  SpinLockHolder hold(list.lock);
+  // ClassList's invariant: free_objects = freed + the objects not yet carved.
+  if (uncarved != nullptr) *uncarved = list.free_objects - list.freed.load(std::memory_order_relaxed);
+  return list.free_objects;
 }
 
 const char* CentralCache::CheckInvariants() const noexcept {

@@ -95,8 +95,9 @@ class CentralCache {
   // page heap (before a release, or under ceiling pressure).
   void Drain() noexcept;
 
-  // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved).
-  std::size_t FreeObjects(std::size_t cls) const noexcept;
+  // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved);
+  // with `uncarved`, also how many of them were never carved (one lock for both).
+  std::size_t FreeObjects(std::size_t cls, std::size_t* uncarved = nullptr) const noexcept;
 
   // Walks every class list (taking each class lock in turn) and checks the invariants of
   // ClassList and of the small spans on it (span.h). Returns nullptr when they hold, else

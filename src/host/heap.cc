@@ -1384,6 +1384,7 @@ namespace {
 struct ClassCounters {
   std::uint64_t allocs[kNumClasses + 1];
   std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
+  std::size_t cached_objects[kNumClasses + 1] = {};  // in thread caches
   std::size_t cached = 0;
   std::size_t largest_free_object = 0;  // in a thread cache (central lists are added later)
   // Sampled spans (KeepSpareSampledSpan): spares kept now, and reuses.
@@ -1408,6 +1409,7 @@ void FoldClassCounters(ClassCounters& out) noexcept {
       const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
       out.allocs[cls] += tc->lists[cls].allocs.load(std::memory_order_relaxed);
       out.live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
+      out.cached_objects[cls] += length;
       out.cached += std::size_t{length} * kSizes[cls];
       if (length != 0) {
         out.largest_free_object = std::max<std::size_t>(out.largest_free_object, kSizes[cls]);
@@ -1424,6 +1426,10 @@ SizeClassStats ClassStats(const ClassCounters& counters, std::size_t cls) noexce
   c.num_allocs = counters.allocs[cls];
   c.num_frees = c.num_allocs > in_use ? c.num_allocs - in_use : 0;
   c.bytes_in_use = static_cast<std::size_t>(in_use) * c.size;
+  c.bytes_in_thread_caches = counters.cached_objects[cls] * c.size;
+  std::size_t uncarved = 0;
+  c.bytes_in_central_lists = g_central.FreeObjects(cls, &uncarved) * c.size;  // the class's lock
+  c.bytes_uncarved = uncarved * c.size;
   return c;
 }
 
@@ -1446,9 +1452,11 @@ AllocatorStats Stats() noexcept {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     const SizeClassStats c = ClassStats(counters, cls);
     small_in_use += c.bytes_in_use;
-    const std::size_t central_objects = g_central.FreeObjects(cls);
-    central_free += central_objects * c.size;
-    if (central_objects != 0) largest_free_object = std::max(largest_free_object, c.size);
+    central_free += c.bytes_in_central_lists;
+    s.bytes_uncarved += c.bytes_uncarved;
+    if (c.bytes_in_central_lists != 0) {
+      largest_free_object = std::max(largest_free_object, c.size);
+    }
     s.num_allocs += c.num_allocs;
     s.num_frees += c.num_frees;
     if (c.num_allocs != 0) largest_class_used = c.size;

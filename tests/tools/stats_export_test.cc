@@ -34,6 +34,7 @@ AllocatorStats SampleStats() {
   s.max_alloc_size = 512;
   s.bytes_in_thread_caches = 640;
   s.bytes_in_central_lists = 320;
+  s.bytes_uncarved = 160;
   s.bytes_metadata = 1 << 16;
   return s;
 }
@@ -46,6 +47,7 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
                          "\"peak_bytes_held\":8192", "\"limit_bytes\":1048576",
                          "\"num_ooms\":2", "\"num_allocs\":7", "\"size_classes\":[]",
                          "\"bytes_in_thread_caches\":640", "\"bytes_in_central_lists\":320",
+                         "\"bytes_uncarved\":160",
                          "\"bytes_metadata\":65536"}) {
     EXPECT_NE(json.find(kv), std::string::npos) << kv << " missing in " << json;
   }
@@ -60,10 +62,12 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
 
 TEST(StatsToJson, EscapesNamesAndListsSizeClasses) {
   AllocatorStats s;
-  const std::vector<SizeClassStats> classes = {{16, 10, 4, 96}, {32, 1, 1, 0}};
+  const std::vector<SizeClassStats> classes = {{16, 10, 4, 96, 48, 32, 16}, {32, 1, 1, 0}};
   const std::string json = StatsToJson(s, "a\"b\\c", classes);
   EXPECT_NE(json.find(R"("allocator":"a\"b\\c")"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,"bytes_in_use":96},{"size":32)"),
+  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,"bytes_in_use":96,)"
+                      R"("bytes_in_thread_caches":48,"bytes_in_central_lists":32,)"
+                      R"("bytes_uncarved":16},{"size":32)"),
             std::string::npos)
       << json;
   const NamedStats two[] = {{"x", s, classes}, {"y", s, {}}};
@@ -108,6 +112,8 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   // Where held-not-in-use sits, as the exit stats' summary line names it.
   EXPECT_NE(text.find("memarena_thread_cache_bytes{allocator=\"host\"} 640\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_central_list_bytes{allocator=\"host\"} 320\n"), std::string::npos);
+  EXPECT_NE(text.find("memarena_central_list_uncarved_bytes{allocator=\"host\"} 160\n"),
+            std::string::npos);
   EXPECT_NE(text.find("memarena_metadata_bytes{allocator=\"host\"} 65536\n"), std::string::npos);
   EXPECT_EQ(text.find("size_class"), std::string::npos);  // no size classes: no such family
 }
@@ -186,12 +192,19 @@ TEST(StatsToPrometheus, CountersNeverDecreaseAcrossAnArenaShrink) {
 }
 
 TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {
-  const NamedStats host{"host", AllocatorStats{}, {{48, 3, 1, 96}}};
+  const NamedStats host{"host", AllocatorStats{}, {{48, 3, 1, 96, 144, 480, 96}}};
   const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1));
   EXPECT_NE(text.find("memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("memarena_size_class_thread_cache_bytes{allocator=\"host\",size=\"48\"} 144\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("memarena_size_class_central_list_bytes{allocator=\"host\",size=\"48\"} 480\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("memarena_size_class_central_list_uncarved_bytes{allocator=\"host\","
+                      "size=\"48\"} 96\n"),
             std::string::npos);
 }
 
