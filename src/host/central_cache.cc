@@ -323,7 +323,9 @@ std::size_t CentralCache::FreeObjects(std::size_t cls, std::size_t* uncarved) co
   const ClassList& list = lists_[cls];
   SpinLockHolder hold(list.lock);
   // ClassList's invariant: free_objects = freed + the objects not yet carved.
-  if (uncarved != nullptr) *uncarved = list.free_objects - list.freed.load(std::memory_order_relaxed);
+  if (uncarved != nullptr) {
+    *uncarved = list.free_objects - list.freed.load(std::memory_order_relaxed);
+  }
   return list.free_objects;
 }
 

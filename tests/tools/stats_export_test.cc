@@ -65,9 +65,9 @@ TEST(StatsToJson, EscapesNamesAndListsSizeClasses) {
   const std::vector<SizeClassStats> classes = {{16, 10, 4, 96, 48, 32, 16}, {32, 1, 1, 0}};
   const std::string json = StatsToJson(s, "a\"b\\c", classes);
   EXPECT_NE(json.find(R"("allocator":"a\"b\\c")"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,"bytes_in_use":96,)"
-                      R"("bytes_in_thread_caches":48,"bytes_in_central_lists":32,)"
-                      R"("bytes_uncarved":16},{"size":32)"),
+  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,)"
+                      R"("bytes_in_use":96,"bytes_in_thread_caches":48,)"
+                      R"("bytes_in_central_lists":32,"bytes_uncarved":16},{"size":32)"),
             std::string::npos)
       << json;
   const NamedStats two[] = {{"x", s, classes}, {"y", s, {}}};
@@ -194,32 +194,26 @@ TEST(StatsToPrometheus, CountersNeverDecreaseAcrossAnArenaShrink) {
 TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {
   const NamedStats host{"host", AllocatorStats{}, {{48, 3, 1, 96, 144, 480, 96}}};
   const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1));
-  EXPECT_NE(text.find("memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("memarena_size_class_thread_cache_bytes{allocator=\"host\",size=\"48\"} 144\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("memarena_size_class_central_list_bytes{allocator=\"host\",size=\"48\"} 480\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("memarena_size_class_central_list_uncarved_bytes{allocator=\"host\","
-                      "size=\"48\"} 96\n"),
-            std::string::npos);
+  for (const char* line : {
+           "memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n",
+           "memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n",
+           "memarena_size_class_thread_cache_bytes{allocator=\"host\",size=\"48\"} 144\n",
+           "memarena_size_class_central_list_bytes{allocator=\"host\",size=\"48\"} 480\n",
+           "memarena_size_class_central_list_uncarved_bytes{allocator=\"host\",size=\"48\"} 96\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "missing in\n" << text;
+  }
 }
 
 // Each free-span bucket is a sample labelled with its shortest length, as JSON's min_bytes.
 TEST(StatsToPrometheus, FreeSpansByLengthGetAMinBytesLabel) {
   const std::string text = StatsToPrometheus(SampleStats(), "host");
-  EXPECT_NE(text.find("# TYPE memarena_free_spans gauge\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("memarena_free_spans{allocator=\"host\",min_bytes=\"8192\"} 3\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("memarena_free_span_bytes{allocator=\"host\",min_bytes=\"8192\"} 24576\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("memarena_free_spans{allocator=\"host\",min_bytes=\"16384\"} 0\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("memarena_free_spans{allocator=\"host\",min_bytes=\"1048576\"} 0\n"),
-            std::string::npos);
+  for (const char* line : {"# TYPE memarena_free_spans gauge\n",
+                           "memarena_free_spans{allocator=\"host\",min_bytes=\"8192\"} 3\n",
+                           "memarena_free_span_bytes{allocator=\"host\",min_bytes=\"8192\"} 24576\n",
+                           "memarena_free_spans{allocator=\"host\",min_bytes=\"16384\"} 0\n",
+                           "memarena_free_spans{allocator=\"host\",min_bytes=\"1048576\"} 0\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "missing in\n" << text;
+  }
   EXPECT_EQ(text.find("min_bytes=\"2097152\""), std::string::npos) << "a ninth bucket";
 }
 
