@@ -75,9 +75,9 @@ std::size_t EdgeObjects(std::size_t size, std::size_t objects) noexcept {
   return edge < objects ? edge : 0;
 }
 
-// Objects `span` holds: SizeClassInfo::objects, or small_objects for a small span.
+// Objects `span` holds: SizeClassInfo::objects, or short_objects for a short span.
 std::size_t SpanObjects(const Span& span, const SizeClassInfo& info) noexcept {
-  return span.num_pages == info.pages ? info.objects : info.small_objects;
+  return span.num_pages == info.pages ? info.objects : info.short_objects;
 }
 
 // Objects of `span` never carved: [bump, bump_end), the skipped rest and the waiting edge.
@@ -171,11 +171,11 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
   while (chain.taken < count) {
     Span* span = list.spans.Head();
     if (span == nullptr) {
-      // A class with fewer objects out than a full span holds gets a small one: what it
+      // A class with fewer objects out than a full span holds gets a short one: what it
       // leaves uncarved is then bounded by what it uses.
       const bool little_used = list.span_objects - list.free_objects < info.objects;
       // Lock order: a class lock, then the page heap lock; never the other way round.
-      span = Heap().New(little_used ? info.small_pages : info.pages, 1,
+      span = Heap().New(little_used ? info.short_pages : info.pages, 1,
                         static_cast<std::uint8_t>(cls), 0, failure);
       if (span == nullptr) break;
       StartCarving(*span, info);
@@ -348,8 +348,8 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
       return "a span on a central list is not an in-use span of the list's class";
     }
     const std::size_t objects = SpanObjects(*span, info);
-    if (span->num_pages != info.pages && span->num_pages != info.small_pages) {
-      return "a small span's length is neither its class's span nor its small span";
+    if (span->num_pages != info.pages && span->num_pages != info.short_pages) {
+      return "a small span's length is neither its class's full span nor its short span";
     }
     std::size_t free = 0;
     for (void* object = span->free_objects; object != nullptr && free <= objects;

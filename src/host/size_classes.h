@@ -42,16 +42,16 @@ struct SizeClassInfo {
   std::uint32_t batch = 0;        // objects moved between a thread cache and central at once
   std::uint32_t objects = 0;      // objects in one span
   // The span a class makes while it has fewer objects out than one span holds
-  // (CentralCache::Remove): tail-free and about kSmallSpanBytes, where the full span is
+  // (CentralCache::Remove): tail-free and about kShortSpanBytes, where the full span is
   // longer; else the full span. A class a program uses a few objects of then keeps a short
   // partly carved span, not a 128 KiB one (testsuite: 3.1 MiB of never-carved objects).
-  std::uint32_t small_pages = 0;
-  std::uint32_t small_objects = 0;
+  std::uint32_t short_pages = 0;
+  std::uint32_t short_objects = 0;
   bool aligned_only = false;      // only ClassForAligned hands it out (kColoredSize)
 };
 
-// SizeClassInfo::small_pages' target.
-inline constexpr std::size_t kSmallSpanBytes = std::size_t{32} << 10;
+// SizeClassInfo::short_pages' target.
+inline constexpr std::size_t kShortSpanBytes = std::size_t{32} << 10;
 
 namespace detail {
 
@@ -72,11 +72,11 @@ constexpr SizeClassInfo MakeClass(std::size_t size, bool aligned_only) {
   c.objects = static_cast<std::uint32_t>(pages * kPageSize / size);
   // Tail-free: the object-start test bounds every span of the class by `objects`, so a
   // shorter span must end where its last object does.
-  std::size_t small = (std::max(size, kSmallSpanBytes) + kPageSize - 1) / kPageSize;
-  while (small < pages && (small * kPageSize) % size != 0) ++small;
-  if (small > pages) small = pages;
-  c.small_pages = static_cast<std::uint32_t>(small);
-  c.small_objects = static_cast<std::uint32_t>(small * kPageSize / size);
+  std::size_t short_pages = (std::max(size, kShortSpanBytes) + kPageSize - 1) / kPageSize;
+  while (short_pages < pages && (short_pages * kPageSize) % size != 0) ++short_pages;
+  if (short_pages > pages) short_pages = pages;
+  c.short_pages = static_cast<std::uint32_t>(short_pages);
+  c.short_objects = static_cast<std::uint32_t>(short_pages * kPageSize / size);
   std::size_t batch = (std::size_t{64} << 10) / size;
   if (batch < 2) batch = 2;
   if (batch > 32) batch = 32;
@@ -131,21 +131,21 @@ inline constexpr auto kLargeTable = BuildTable<kMaxSmallSize / 128 + 1, 128>();
 static_assert(kClasses[kNumClasses].size == kMaxSmallSize, "classes must end at 256 KiB");
 static_assert(kClasses[kNumClasses].pages <= 128, "a span of the largest class fits kMaxPages");
 
-// A small span is no longer than the full one, holds an object, and (when shorter) ends where
+// A short span is no longer than the full one, holds an object, and (when shorter) ends where
 // its last object does: the object-start test (object_start.h) bounds every span of a class
 // by the full span's object count, so a tail would pass it for an object that is not there.
-constexpr bool SmallSpansFitTheObjectStartTest() {
+constexpr bool ShortSpansFitTheObjectStartTest() {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     const SizeClassInfo& c = kClasses[cls];
-    if (c.small_pages > c.pages || c.small_objects == 0) return false;
-    if (c.small_pages != c.pages &&
-        std::size_t{c.small_objects} * c.size != std::size_t{c.small_pages} * kPageSize) {
+    if (c.short_pages > c.pages || c.short_objects == 0) return false;
+    if (c.short_pages != c.pages &&
+        std::size_t{c.short_objects} * c.size != std::size_t{c.short_pages} * kPageSize) {
       return false;
     }
   }
   return true;
 }
-static_assert(SmallSpansFitTheObjectStartTest(), "a small span is short, holds objects, no tail");
+static_assert(ShortSpansFitTheObjectStartTest(), "a short span holds objects and has no tail");
 // Span::size_class and the lookup tables hold a class in one byte.
 static_assert(kNumClasses <= 255, "a size class fits in a std::uint8_t");
 

@@ -26,7 +26,7 @@ inline constexpr std::uint32_t kSpareSampledSpan = ~std::uint32_t{0};
 //               so a huge page never faults in pages that held does not count)
 //   small span: allocated + length(free_objects) + (bump_end - bump) / size
 //                   + (skipped_end - skipped) / size == ClassInfo(size_class).objects,
-//               or .small_objects where num_pages == .small_pages != .pages
+//               or .short_objects where num_pages == .short_pages != .pages
 //               in_central_list == (length(free_objects) + (bump_end - bump) / size
 //                                   + (skipped_end - skipped) / size > 0)
 struct Span {
