@@ -62,6 +62,10 @@ struct AllocatorStats {
   // free spans; the rest of held beyond these is the unused tail of partly used spans.
   std::size_t bytes_in_thread_caches = 0;  // free objects cached by threads
   std::size_t bytes_in_central_lists = 0;  // free objects in the central (shared) lists
+  // Part of bytes_in_central_lists: objects of partly carved spans never handed out. A page
+  // no object of it was carved on may never have been written, so RSS can stay below held
+  // by up to this much.
+  std::size_t bytes_uncarved = 0;
   std::size_t bytes_metadata = 0;          // span records, thread caches: not in held
   // Host allocator only: the free spans (bytes_releasable) by length. Many short spans and a
   // short longest one is fragmentation: a longer request commits fresh pages while the short
@@ -93,6 +97,11 @@ struct SizeClassStats {
   std::uint64_t num_allocs = 0;
   std::uint64_t num_frees = 0;
   std::size_t bytes_in_use = 0;  // live objects * size
+  // Free objects of this class, as AllocatorStats' fields of the same names count them for
+  // all classes: the class's share of held-not-in-use, which no other class can use.
+  std::size_t bytes_in_thread_caches = 0;
+  std::size_t bytes_in_central_lists = 0;  // transfer batches, span free lists, uncarved
+  std::size_t bytes_uncarved = 0;          // part of bytes_in_central_lists
 };
 
 // A human-readable report of `stats` (fmt), titled with the allocator's name: a summary

@@ -39,8 +39,9 @@ constexpr std::array kDropinRows = {
         "stats_file", "write the exit stats to PATH instead of stderr (%p = pid; a forked "
         "child writes none to a PATH without %p); implies stats_at_exit"),
     BoolRow<&DropinConfig::stats_detail>(
-        "stats_detail", "the exit stats add one row per used size class (allocs, "
-        "frees, in use) after the summary"),
+        "stats_detail", "the exit stats and malloc_stats add one row per used size class "
+        "(allocs, frees, in use, free in thread caches, in central lists, never carved) after "
+        "the summary"),
     Row<&DropinConfig::oom_message_interval, ParseSeconds, ShowSeconds>(
         "oom_message_interval", "SECONDS", "when malloc fails, one line on stderr naming the "
         "request, in use, held, the ceiling and the knob, at most once per SECONDS (0 = never; "

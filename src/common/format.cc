@@ -114,9 +114,10 @@ std::string StatsSummary(const AllocatorStats& s) {
                                   s.bytes_in_central_lists + s.bytes_releasable;
     const std::size_t other = s.bytes_held > accounted ? s.bytes_held - accounted : 0;
     out += fmt::format(
-        "  held not in use: thread caches {}, central lists {}, free spans {}, unused span "
-        "tails {}; metadata {} (outside held)\n",
+        "  held not in use: thread caches {}, central lists {} ({} never carved), free spans {}, "
+        "unused span tails {}; metadata {} (outside held)\n",
         FormatBytes(s.bytes_in_thread_caches), FormatBytes(s.bytes_in_central_lists),
+        FormatBytes(s.bytes_uncarved),
         FormatBytes(s.bytes_releasable), FormatBytes(other), FormatBytes(s.bytes_metadata));
     out += FreeSpansLine(s);
     if (s.bytes_moved != 0) {
@@ -160,11 +161,17 @@ std::string FormatStats(const AllocatorStats& s, std::string_view allocator_name
                        s.num_commits, s.num_decommits, FormatBytes(s.bytes_decommitted));
   }
   if (!size_classes.empty()) {
-    out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", "class", "allocs", "frees", "in use");
+    // The last two columns split the caches of held-not-in-use by class: a class's free
+    // objects serve its own requests only (and, from 4 KiB up, the four classes below).
+    out += fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>14} {:>14} {:>14}\n", "class",
+                       "allocs", "frees", "in use", "thread caches", "central lists",
+                       "never carved");
     for (const SizeClassStats& c : size_classes) {
       if (c.num_allocs == 0) continue;
-      out += fmt::format("  {:>10} {:>12} {:>12} {:>14}\n", c.size, c.num_allocs, c.num_frees,
-                         FormatBytes(c.bytes_in_use));
+      out += fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>14} {:>14} {:>14}\n", c.size,
+                         c.num_allocs, c.num_frees, FormatBytes(c.bytes_in_use),
+                         FormatBytes(c.bytes_in_thread_caches),
+                         FormatBytes(c.bytes_in_central_lists), FormatBytes(c.bytes_uncarved));
     }
   }
   return out;

@@ -97,6 +97,9 @@ constexpr std::array kMetrics = {
     Metric{"bytes_in_central_lists", "central_list_bytes", MetricType::kGauge,
            "Host: held bytes that are free objects in the central (shared) lists.",
            MEMARENA_INT(bytes_in_central_lists)},
+    Metric{"bytes_uncarved", "central_list_uncarved_bytes", MetricType::kGauge,
+           "Host: of the central lists' bytes, objects of partly carved spans never handed out.",
+           MEMARENA_INT(bytes_uncarved)},
     Metric{"bytes_metadata", "metadata_bytes", MetricType::kGauge,
            "Host: metadata handed out (span records, thread caches), outside held.",
            MEMARENA_INT(bytes_metadata)},
@@ -158,6 +161,16 @@ void AppendFamilyHeader(std::string& out, std::string_view name, std::string_vie
                      type == MetricType::kGauge ? "gauge" : "counter");
 }
 
+// A family with one sample per row of a per-allocator table (size classes, free-span
+// lengths), labelled by the row.
+template <typename Row>
+struct RowMetric {
+  std::string_view name;
+  MetricType type;
+  std::string_view help;
+  std::uint64_t (*get)(const Row&);
+};
+
 }  // namespace
 
 NamedStats Snapshot(const Allocator& allocator) {
@@ -173,8 +186,11 @@ std::string StatsToJson(const AllocatorStats& stats, std::string_view allocator_
   out += ",\"size_classes\":[";
   for (std::size_t i = 0; i < size_classes.size(); ++i) {
     const SizeClassStats& c = size_classes[i];
-    out += fmt::format("{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{}}}",
-                       i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use);
+    out += fmt::format(
+        "{}{{\"size\":{},\"num_allocs\":{},\"num_frees\":{},\"bytes_in_use\":{},"
+        "\"bytes_in_thread_caches\":{},\"bytes_in_central_lists\":{},\"bytes_uncarved\":{}}}",
+        i == 0 ? "" : ",", c.size, c.num_allocs, c.num_frees, c.bytes_in_use,
+        c.bytes_in_thread_caches, c.bytes_in_central_lists, c.bytes_uncarved);
   }
   out += "],\"free_spans_by_length\":[";
   for (std::size_t b = 0; b < kFreeSpanBuckets; ++b) {
@@ -205,27 +221,62 @@ std::string StatsToPrometheus(std::span<const NamedStats> all) {
                          Escape(n.allocator), PrometheusValue(m, n.stats));
     }
   }
-  struct SizeClassMetric {
-    std::string_view name;
-    MetricType type;
-    std::string_view help;
-    std::uint64_t (*get)(const SizeClassStats&);
+  // The host's committed free spans by length, one sample per bucket, labelled with the
+  // bucket's shortest span (the JSON array's min_bytes); other allocators give zeros, as
+  // every family has a sample per allocator.
+  static constexpr std::array kFreeSpanMetrics = {
+      RowMetric<FreeSpanCount>{"free_spans", MetricType::kGauge,
+                               "Host free spans (committed) from min_bytes to just under "
+                               "twice it; the longest bucket has no top.",
+                               [](const FreeSpanCount& c) { return c.spans; }},
+      RowMetric<FreeSpanCount>{"free_span_bytes", MetricType::kGauge,
+                               "Bytes in the host free spans of that length.",
+                               [](const FreeSpanCount& c) { return std::uint64_t{c.bytes}; }},
   };
+  for (const RowMetric<FreeSpanCount>& m : kFreeSpanMetrics) {
+    AppendFamilyHeader(out, m.name, m.help, m.type);
+    for (const NamedStats& n : all) {
+      for (std::size_t b = 0; b < kFreeSpanBuckets; ++b) {
+        out += fmt::format("memarena_{}{{allocator=\"{}\",min_bytes=\"{}\"}} {}\n", m.name,
+                           Escape(n.allocator), kFreeSpanBucketBase << b,
+                           m.get(n.stats.free_spans_by_length[b]));
+      }
+    }
+  }
   static constexpr std::array kSizeClassMetrics = {
-      SizeClassMetric{"size_class_bytes_in_use", MetricType::kGauge,
-                      "Bytes in live objects of one host size class.",
-                      [](const SizeClassStats& c) { return std::uint64_t{c.bytes_in_use}; }},
-      SizeClassMetric{"size_class_allocs_total", MetricType::kCounter,
-                      "Allocations served from one host size class.",
-                      [](const SizeClassStats& c) { return c.num_allocs; }},
-      SizeClassMetric{"size_class_frees_total", MetricType::kCounter,
-                      "Frees into one host size class.",
-                      [](const SizeClassStats& c) { return c.num_frees; }},
+      RowMetric<SizeClassStats>{"size_class_bytes_in_use", MetricType::kGauge,
+                                "Bytes in live objects of one host size class.",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_in_use};
+                                }},
+      RowMetric<SizeClassStats>{"size_class_allocs_total", MetricType::kCounter,
+                                "Allocations served from one host size class.",
+                                [](const SizeClassStats& c) { return c.num_allocs; }},
+      RowMetric<SizeClassStats>{"size_class_frees_total", MetricType::kCounter,
+                                "Frees into one host size class.",
+                                [](const SizeClassStats& c) { return c.num_frees; }},
+      RowMetric<SizeClassStats>{"size_class_thread_cache_bytes", MetricType::kGauge,
+                                "Bytes in free objects of one host size class in thread caches.",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_in_thread_caches};
+                                }},
+      RowMetric<SizeClassStats>{"size_class_central_list_bytes", MetricType::kGauge,
+                                "Bytes in free objects of one host size class in the central "
+                                "lists (transfer batches, span free lists, uncarved objects).",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_in_central_lists};
+                                }},
+      RowMetric<SizeClassStats>{"size_class_central_list_uncarved_bytes", MetricType::kGauge,
+                                "Of those bytes, objects of partly carved spans never handed "
+                                "out.",
+                                [](const SizeClassStats& c) {
+                                  return std::uint64_t{c.bytes_uncarved};
+                                }},
   };
   bool any_classes = false;
   for (const NamedStats& n : all) any_classes = any_classes || !n.size_classes.empty();
   if (!any_classes) return out;
-  for (const SizeClassMetric& m : kSizeClassMetrics) {
+  for (const RowMetric<SizeClassStats>& m : kSizeClassMetrics) {
     AppendFamilyHeader(out, m.name, m.help, m.type);
     for (const NamedStats& n : all) {
       for (const SizeClassStats& c : n.size_classes) {

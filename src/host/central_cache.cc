@@ -75,11 +75,16 @@ std::size_t EdgeObjects(std::size_t size, std::size_t objects) noexcept {
   return edge < objects ? edge : 0;
 }
 
+// Objects `span` holds: SizeClassInfo::objects, or short_objects for a short span.
+std::size_t SpanObjects(const Span& span, const SizeClassInfo& info) noexcept {
+  return span.num_pages == info.pages ? info.objects : info.short_objects;
+}
+
 // Objects of `span` never carved: [bump, bump_end), the skipped rest and the waiting edge.
 std::size_t UncarvedObjects(const Span& span, const SizeClassInfo& info) noexcept {
   return static_cast<std::size_t>(span.bump_end - span.bump) / info.size +
          static_cast<std::size_t>(span.skipped_end - span.skipped) / info.size +
-         (span.edge_waits ? EdgeObjects(info.size, info.objects) : 0);
+         (span.edge_waits ? EdgeObjects(info.size, SpanObjects(span, info)) : 0);
 }
 
 // Whether a span in a class list has nothing left to hand out (and leaves the list).
@@ -90,9 +95,10 @@ bool Exhausted(const Span& span) noexcept {
 
 // A new span of `info`'s class: its objects from the end of the edge on, to be carved.
 void StartCarving(Span& span, const SizeClassInfo& info) noexcept {
-  const std::size_t edge = EdgeObjects(info.size, info.objects);
+  const std::size_t objects = SpanObjects(span, info);
+  const std::size_t edge = EdgeObjects(info.size, objects);
   span.bump = span.Start() + edge * info.size;
-  span.bump_end = span.Start() + std::size_t{info.objects} * info.size;
+  span.bump_end = span.Start() + objects * info.size;
   span.front_carver = span.back_carver = nullptr;
   span.skipped = span.skipped_end = nullptr;
   span.edge_waits = edge != 0;
@@ -165,13 +171,18 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
   while (chain.taken < count) {
     Span* span = list.spans.Head();
     if (span == nullptr) {
+      // A class with fewer objects out than a full span holds gets a short one: what it
+      // leaves uncarved is then bounded by what it uses.
+      const bool little_used = list.span_objects - list.free_objects < info.objects;
       // Lock order: a class lock, then the page heap lock; never the other way round.
-      span = Heap().New(info.pages, 1, static_cast<std::uint8_t>(cls), 0, failure);
+      span = Heap().New(little_used ? info.short_pages : info.pages, 1,
+                        static_cast<std::uint8_t>(cls), 0, failure);
       if (span == nullptr) break;
       StartCarving(*span, info);
       span->in_central_list = true;
       list.spans.Push(span);
-      list.free_objects += info.objects;
+      list.free_objects += SpanObjects(*span, info);
+      list.span_objects += SpanObjects(*span, info);
     }
     while (chain.taken < count && span->free_objects != nullptr) {
       void* object = span->free_objects;
@@ -278,7 +289,6 @@ void CentralCache::AddFreed(ClassList& list, std::ptrdiff_t delta) noexcept {
 void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
                                  int count) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
-  const std::size_t objects_per_span = info.objects;
   std::ptrdiff_t freed = 0;
   for (int i = 0; i < count; ++i) {
     void* object = head;
@@ -299,17 +309,24 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
     if (--span->allocated == 0) {
       list.spans.Remove(span);
       span->in_central_list = false;
-      list.free_objects -= objects_per_span;
-      freed -= static_cast<std::ptrdiff_t>(objects_per_span - UncarvedObjects(*span, info));
+      const std::size_t objects = SpanObjects(*span, info);
+      list.free_objects -= objects;
+      list.span_objects -= objects;
+      freed -= static_cast<std::ptrdiff_t>(objects - UncarvedObjects(*span, info));
       Heap().Delete(span);
     }
   }
   AddFreed(list, freed);
 }
 
-std::size_t CentralCache::FreeObjects(std::size_t cls) const noexcept {
-  SpinLockHolder hold(lists_[cls].lock);
-  return lists_[cls].free_objects;
+std::size_t CentralCache::FreeObjects(std::size_t cls, std::size_t* uncarved) const noexcept {
+  const ClassList& list = lists_[cls];
+  SpinLockHolder hold(list.lock);
+  // ClassList's invariant: free_objects = freed + the objects not yet carved.
+  if (uncarved != nullptr) {
+    *uncarved = list.free_objects - list.freed.load(std::memory_order_relaxed);
+  }
+  return list.free_objects;
 }
 
 const char* CentralCache::CheckInvariants() const noexcept {
@@ -325,22 +342,31 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
   const SizeClassInfo& info = ClassInfo(cls);
   std::size_t freed = list.num_batches * info.batch;
   std::size_t free_in_list = freed;
+  std::size_t listed_objects = 0;
   for (const Span* span = list.spans.Head(); span != nullptr; span = span->next) {
     if (span->state != SpanState::kInUse || span->size_class != cls || !span->in_central_list) {
       return "a span on a central list is not an in-use span of the list's class";
     }
+    const std::size_t objects = SpanObjects(*span, info);
+    if (span->num_pages != info.pages && span->num_pages != info.short_pages) {
+      return "a small span's length is neither its class's full span nor its short span";
+    }
     std::size_t free = 0;
-    for (void* object = span->free_objects; object != nullptr && free <= info.objects;
+    for (void* object = span->free_objects; object != nullptr && free <= objects;
          object = NextOf(object)) {
       ++free;
     }
     freed += free;
     free += UncarvedObjects(*span, info);
     if (free == 0) return "a central list holds a span with no free object";
-    if (span->allocated + free != info.objects) {
+    if (span->allocated + free != objects) {
       return "a small span's allocated plus free objects differ from its object count";
     }
+    listed_objects += objects;
     free_in_list += free;
+  }
+  if (list.span_objects < listed_objects) {
+    return "a central list's span objects are fewer than those of the spans on it";
   }
   if (free_in_list != list.free_objects) {
     return "a central list's free-object count differs from its spans and batches";

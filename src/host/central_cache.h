@@ -95,8 +95,9 @@ class CentralCache {
   // page heap (before a release, or under ceiling pressure).
   void Drain() noexcept;
 
-  // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved).
-  std::size_t FreeObjects(std::size_t cls) const noexcept;
+  // Free objects of class `cls` held here (transfer cache, span free lists, not yet carved);
+  // with `uncarved`, also how many of them were never carved (one lock for both).
+  std::size_t FreeObjects(std::size_t cls, std::size_t* uncarved = nullptr) const noexcept;
 
   // Walks every class list (taking each class lock in turn) and checks the invariants of
   // ClassList and of the small spans on it (span.h). Returns nullptr when they hold, else
@@ -120,7 +121,9 @@ class CentralCache {
     void* head;
     void* tail;
   };
-  // Invariants (CheckInvariants):
+  // Invariants (CheckInvariants checks the last two; of the first, that span_objects is at
+  // least the objects of the spans on the list, since an exhausted span is on no list):
+  //   span_objects == sum over the class's live spans of their objects (full or small)
   //   freed == num_batches * ClassInfo(cls).batch + sum over spans of length(free_objects)
   //   free_objects == freed + sum over spans of (bump_end - bump) / size
   //                                             + (skipped_end - skipped) / size
@@ -129,6 +132,9 @@ class CentralCache {
     // Spans of this class with a free or never-used object.
     SpanList spans MEMARENA_GUARDED_BY(lock);
     std::size_t free_objects MEMARENA_GUARDED_BY(lock) = 0;
+    // Objects of every live span of the class, on the list or not: span_objects -
+    // free_objects are the objects out (Remove sizes a new span by them).
+    std::size_t span_objects MEMARENA_GUARDED_BY(lock) = 0;
     // Written under the lock; MayHaveFreed reads it without.
     std::atomic<std::size_t> freed{0};
     std::size_t num_batches MEMARENA_GUARDED_BY(lock) = 0;

@@ -309,6 +309,18 @@ void DrawSampleInterval(ThreadCache* tc) noexcept {
   tc->sample_left = interval;
 }
 
+// Counts `bytes` allocated against the thread's interval, drawn afresh first when sampling
+// changed since; returns whether the interval ran out (the caller samples, then draws).
+bool SpendSampleInterval(ThreadCache* tc, std::size_t bytes) noexcept {
+  const std::uint64_t epoch = sampler::Epoch();
+  if (tc->sample_epoch != epoch) {
+    tc->sample_epoch = epoch;
+    DrawSampleInterval(tc);
+  }
+  tc->sample_left -= static_cast<std::int64_t>(bytes);
+  return tc->sample_left < 0;
+}
+
 // gperftools' scavenge: every list that stayed above its low-water mark since the last
 // scavenge did not need that many objects; it gives half of them back to the central
 // cache, and a bound above one batch shrinks by a batch (not below one: a list the thread
@@ -773,13 +785,7 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t a
 MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
   ThreadCache* tc = sampler::MeanInterval() != 0 ? CurrentCache() : OwnCache();
   if (tc == nullptr) return nullptr;
-  const std::uint64_t epoch = sampler::Epoch();
-  if (tc->sample_epoch != epoch) {
-    tc->sample_epoch = epoch;
-    DrawSampleInterval(tc);
-  }
-  tc->sample_left -= static_cast<std::int64_t>(std::min<std::size_t>(bytes, std::size_t{1} << 62));
-  if (tc->sample_left >= 0) return nullptr;
+  if (!SpendSampleInterval(tc, std::min<std::size_t>(bytes, std::size_t{1} << 62))) return nullptr;
   void* ptr = nullptr;
   if (sampler::MeanInterval() != 0 && !sampler::Busy()) ptr = AllocateSampled(bytes, alignment, tc);
   // Drawn after the sample: the next draw's chain (see NextInterval) then overlaps the
@@ -1240,14 +1246,19 @@ bool GrowInPlace(void* ptr, std::size_t bytes) noexcept {
   const std::size_t pages = (bytes + kPageSize - 1) >> kPageShift;
   const auto added = static_cast<std::int64_t>((pages - span->num_pages) << kPageShift);
   // The added pages count against the thread's sampling interval (and the scavenge's clock
-  // on it) as an allocation's would; one the interval would run out in moves instead, so
-  // the new block's allocation takes the sample.
+  // on it) as an allocation's would. While sampling is on, a growth the interval would run
+  // out in moves instead, so the new block's allocation takes the sample. While it is off,
+  // the interval is only that clock, and a growth past its end starts the next one, as
+  // MaybeSample does (refusing had realloc copy a growth of n bytes in n / 64 MiB of calls).
   ThreadCache* tc = OwnCache();
-  if (tc != nullptr && (tc->sample_epoch != sampler::Epoch() || tc->sample_left < added)) {
+  if (tc != nullptr && sampler::MeanInterval() != 0 &&
+      (tc->sample_epoch != sampler::Epoch() || tc->sample_left < added)) {
     return false;
   }
   if (!g_page_heap.GrowInPlace(span, pages, bytes)) return false;
-  if (tc != nullptr) tc->sample_left -= added;
+  if (tc != nullptr && SpendSampleInterval(tc, static_cast<std::size_t>(added))) {
+    DrawSampleInterval(tc);
+  }
   UpdatePeaks();
   watermarks::Check();
   return true;
@@ -1373,6 +1384,7 @@ namespace {
 struct ClassCounters {
   std::uint64_t allocs[kNumClasses + 1];
   std::int64_t live[kNumClasses + 1];  // objects out of the central cache and not cached
+  std::size_t cached_objects[kNumClasses + 1] = {};  // in thread caches
   std::size_t cached = 0;
   std::size_t largest_free_object = 0;  // in a thread cache (central lists are added later)
   // Sampled spans (KeepSpareSampledSpan): spares kept now, and reuses.
@@ -1397,6 +1409,7 @@ void FoldClassCounters(ClassCounters& out) noexcept {
       const std::uint32_t length = tc->lists[cls].length.load(std::memory_order_relaxed);
       out.allocs[cls] += tc->lists[cls].allocs.load(std::memory_order_relaxed);
       out.live[cls] += tc->net_out[cls].load(std::memory_order_relaxed) - length;
+      out.cached_objects[cls] += length;
       out.cached += std::size_t{length} * kSizes[cls];
       if (length != 0) {
         out.largest_free_object = std::max<std::size_t>(out.largest_free_object, kSizes[cls]);
@@ -1413,6 +1426,10 @@ SizeClassStats ClassStats(const ClassCounters& counters, std::size_t cls) noexce
   c.num_allocs = counters.allocs[cls];
   c.num_frees = c.num_allocs > in_use ? c.num_allocs - in_use : 0;
   c.bytes_in_use = static_cast<std::size_t>(in_use) * c.size;
+  c.bytes_in_thread_caches = counters.cached_objects[cls] * c.size;
+  std::size_t uncarved = 0;
+  c.bytes_in_central_lists = g_central.FreeObjects(cls, &uncarved) * c.size;  // the class's lock
+  c.bytes_uncarved = uncarved * c.size;
   return c;
 }
 
@@ -1435,9 +1452,11 @@ AllocatorStats Stats() noexcept {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     const SizeClassStats c = ClassStats(counters, cls);
     small_in_use += c.bytes_in_use;
-    const std::size_t central_objects = g_central.FreeObjects(cls);
-    central_free += central_objects * c.size;
-    if (central_objects != 0) largest_free_object = std::max(largest_free_object, c.size);
+    central_free += c.bytes_in_central_lists;
+    s.bytes_uncarved += c.bytes_uncarved;
+    if (c.bytes_in_central_lists != 0) {
+      largest_free_object = std::max(largest_free_object, c.size);
+    }
     s.num_allocs += c.num_allocs;
     s.num_frees += c.num_frees;
     if (c.num_allocs != 0) largest_class_used = c.size;

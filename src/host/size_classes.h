@@ -3,6 +3,7 @@
 // less than 1/8 of its size (below 128 B the waste is under one 16-byte granule).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -40,8 +41,17 @@ struct SizeClassInfo {
   std::uint32_t pages = 0;        // pages of one span of this class
   std::uint32_t batch = 0;        // objects moved between a thread cache and central at once
   std::uint32_t objects = 0;      // objects in one span
+  // The span a class makes while it has fewer objects out than one span holds
+  // (CentralCache::Remove): tail-free and about kShortSpanBytes, where the full span is
+  // longer; else the full span. A class a program uses a few objects of then keeps a short
+  // partly carved span, not a 128 KiB one (testsuite: 3.1 MiB of never-carved objects).
+  std::uint32_t short_pages = 0;
+  std::uint32_t short_objects = 0;
   bool aligned_only = false;      // only ClassForAligned hands it out (kColoredSize)
 };
+
+// SizeClassInfo::short_pages' target.
+inline constexpr std::size_t kShortSpanBytes = std::size_t{32} << 10;
 
 namespace detail {
 
@@ -60,6 +70,13 @@ constexpr SizeClassInfo MakeClass(std::size_t size, bool aligned_only) {
   while ((pages * kPageSize) % size > (pages * kPageSize) / 8) ++pages;
   c.pages = static_cast<std::uint32_t>(pages);
   c.objects = static_cast<std::uint32_t>(pages * kPageSize / size);
+  // Tail-free: the object-start test bounds every span of the class by `objects`, so a
+  // shorter span must end where its last object does.
+  std::size_t short_pages = (std::max(size, kShortSpanBytes) + kPageSize - 1) / kPageSize;
+  while (short_pages < pages && (short_pages * kPageSize) % size != 0) ++short_pages;
+  if (short_pages > pages) short_pages = pages;
+  c.short_pages = static_cast<std::uint32_t>(short_pages);
+  c.short_objects = static_cast<std::uint32_t>(short_pages * kPageSize / size);
   std::size_t batch = (std::size_t{64} << 10) / size;
   if (batch < 2) batch = 2;
   if (batch > 32) batch = 32;
@@ -113,6 +130,22 @@ inline constexpr auto kLargeTable = BuildTable<kMaxSmallSize / 128 + 1, 128>();
 
 static_assert(kClasses[kNumClasses].size == kMaxSmallSize, "classes must end at 256 KiB");
 static_assert(kClasses[kNumClasses].pages <= 128, "a span of the largest class fits kMaxPages");
+
+// A short span is no longer than the full one, holds an object, and (when shorter) ends where
+// its last object does: the object-start test (object_start.h) bounds every span of a class
+// by the full span's object count, so a tail would pass it for an object that is not there.
+constexpr bool ShortSpansFitTheObjectStartTest() {
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const SizeClassInfo& c = kClasses[cls];
+    if (c.short_pages > c.pages || c.short_objects == 0) return false;
+    if (c.short_pages != c.pages &&
+        std::size_t{c.short_objects} * c.size != std::size_t{c.short_pages} * kPageSize) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(ShortSpansFitTheObjectStartTest(), "a short span holds objects and has no tail");
 // Span::size_class and the lookup tables hold a class in one byte.
 static_assert(kNumClasses <= 255, "a size class fits in a std::uint8_t");
 

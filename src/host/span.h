@@ -25,7 +25,8 @@ inline constexpr std::uint32_t kSpareSampledSpan = ~std::uint32_t{0};
 //   returned span: huge_advised == false (no page the OS does not hold for us is advised,
 //               so a huge page never faults in pages that held does not count)
 //   small span: allocated + length(free_objects) + (bump_end - bump) / size
-//                   + (skipped_end - skipped) / size == ClassInfo(size_class).objects
+//                   + (skipped_end - skipped) / size == ClassInfo(size_class).objects,
+//               or .short_objects where num_pages == .short_pages != .pages
 //               in_central_list == (length(free_objects) + (bump_end - bump) / size
 //                                   + (skipped_end - skipped) / size > 0)
 struct Span {

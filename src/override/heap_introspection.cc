@@ -10,6 +10,7 @@
 #include "host/heap.h"
 #include "memarena/host.h"
 #include "memarena/stats.h"
+#include "override/runtime.h"
 #include "platform/os.h"
 
 namespace memarena::dropin {
@@ -44,10 +45,15 @@ struct mallinfo MallInfo() noexcept {
   return info;
 }
 
+std::string StatsText() {
+  Allocator& host = HostAllocator();
+  return StatsDetailOn() ? FormatStats(host.GetStats(), host.name(), HostSizeClassStats())
+                         : FormatStats(host.GetStats(), host.name());
+}
+
 void MallocStats() noexcept {
   try {
-    Allocator& host = HostAllocator();
-    const std::string text = FormatStats(host.GetStats(), host.name());
+    const std::string text = StatsText();
     platform::WriteStderr(text.data(), text.size());
   } catch (const std::exception& e) {
     const std::string text = fmt::format("memarena: malloc_stats failed: {}\n", e.what());

@@ -7,6 +7,7 @@
 #include <malloc.h>
 
 #include <cstdio>
+#include <string>
 
 namespace memarena::dropin {
 
@@ -20,7 +21,10 @@ namespace memarena::dropin {
 struct mallinfo2 MallInfo2() noexcept;
 // mallinfo's int fields saturate at INT_MAX where glibc's wrap.
 struct mallinfo MallInfo() noexcept;
-// The stats_at_exit text, now, on stderr (glibc prints its arenas' totals there).
+// The stats text that stats_at_exit prints: the summary and the current/peak table, then
+// with stats_detail:1 one row per size class used. Allocates; throws what fmt throws.
+std::string StatsText();
+// StatsText(), now, on stderr (glibc prints its arenas' totals there).
 void MallocStats() noexcept;
 // An XML document on `stream`: glibc's <system> and <aspace> totals, with memarena's
 // figures as <total> rows. Returns 0; -1 with errno EINVAL for options other than 0 (glibc

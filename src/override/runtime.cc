@@ -27,6 +27,7 @@
 #include "memarena/host.h"
 #include "memarena/stats.h"
 #include "override/dropin.h"
+#include "override/heap_introspection.h"
 #include "override/observability_setup.h"
 #include "platform/os.h"
 
@@ -69,10 +70,7 @@ std::string ExpandPidPattern(const std::string& path) {
 
 void PrintStatsAtExit() noexcept {
   try {
-    Allocator& host = HostAllocator();
-    const std::string text =
-        g_stats_detail ? FormatStats(host.GetStats(), host.name(), HostSizeClassStats())
-                       : FormatStats(host.GetStats(), host.name());
+    const std::string text = StatsText();
     if (g_stats_path[0] != '\0') {
       // A forked child's stats would replace its parent's in a file without "%p".
       if (!common::MayWriteOutput(g_stats_path, g_stats_owner_pid, getpid())) return;
@@ -140,6 +138,8 @@ std::size_t Room(const char (&line)[N], const char* end) noexcept {
 
 }  // namespace
 
+bool StatsDetailOn() noexcept { return g_stats_detail; }
+
 void ConfigureFromEnvironment() noexcept {
   try {
     // HostAllocator() applied the host keys and reported each bad key on its own line; the
@@ -150,6 +150,7 @@ void ConfigureFromEnvironment() noexcept {
     common::DropinConfig& config = conf.dropin;
     g_oom_interval_ns.store(std::uint64_t{config.oom_message_interval} * 1'000'000'000,
                             std::memory_order_relaxed);
+    g_stats_detail = config.stats_detail;  // malloc_stats prints the rows too
     if (config.stats_at_exit || !config.stats_file.empty()) {
       static bool registered = false;
       if (!registered) {
@@ -161,7 +162,6 @@ void ConfigureFromEnvironment() noexcept {
           config.stats_file.copy(g_stats_path, config.stats_file.size());
         }
         if (g_stats_path[0] == '\0') g_stats_fd = platform::DuplicateStderr();
-        g_stats_detail = config.stats_detail;
         g_stats_owner_pid = getpid();
         std::atexit(&PrintStatsAtExit);
       }

@@ -44,6 +44,9 @@ MEMARENA_DROPIN_HIDDEN void ReportFailure(std::size_t bytes, std::size_t alignme
 // A C allocation while tracing: host::Allocate plus its row; failure sets errno = ENOMEM.
 MEMARENA_DROPIN_HIDDEN void* AllocateTraced(std::size_t bytes, std::size_t alignment) noexcept;
 
+// Whether MEMARENA_CONF set stats_detail:1 (the per-size-class rows in the stats text).
+MEMARENA_DROPIN_HIDDEN bool StatsDetailOn() noexcept;
+
 // Applies MEMARENA_CONF once the heap works (at load): the host keys (ceiling, release
 // ratio, cache size) through HostAllocator(), which reports each bad key on its own line and
 // applies the valid ones, then the drop-in's keys (common::DropinConfig): exit stats,

@@ -23,12 +23,13 @@ class CentralCacheTest : public ::testing::Test {
     Failure failure = Failure::kNone;
     return central_.Remove(kClass, count, head, tail, &failure);
   }
-  // Every object of one span of `cls`, one Remove at a time, the `num_carvers` carvers at
-  // `carvers` taking turns.
+  // Every object of the first span of `cls`, one Remove at a time, the `num_carvers` carvers
+  // at `carvers` taking turns. With no object of the class out, that span is the class's
+  // short span (SizeClassInfo::short_pages).
   std::vector<void*> TakeASpanOneByOne(std::size_t cls, const int* carvers, int num_carvers) {
     std::vector<void*> taken;
     Failure failure = Failure::kNone;
-    for (std::uint32_t i = 0; i < ClassInfo(cls).objects; ++i) {
+    for (std::uint32_t i = 0; i < ClassInfo(cls).short_objects; ++i) {
       void* head = nullptr;
       void* tail = nullptr;
       EXPECT_EQ(central_.Remove(cls, 1, &head, &tail, &failure, CarveEnd::kExact,
@@ -73,9 +74,12 @@ TEST_F(CentralCacheTest, RemoveCarvesDistinctObjectsOfTheClassFromOneSpan) {
 }
 
 // RemoveFreed (borrowing's supply, heap.h kBorrowMinSize) hands out only objects that came
-// back: never a carved one, never a new span's; MayHaveFreed tells whether there are any.
+// back: never a carved one, never a new span's; MayHaveFreed tells whether there are any. A
+// class of 512 B: its spans hold more than a batch and one more (64 objects, batches of
+// 32), so the objects given back below never empty a span.
 TEST_F(CentralCacheTest, RemoveFreedTakesOnlyObjectsThatCameBack) {
-  const std::size_t cls = ClassFor(8 << 10);
+  const std::size_t cls = ClassFor(512);
+  ASSERT_GT(ClassInfo(cls).short_objects, ClassInfo(cls).batch + 1);
   const int batch = static_cast<int>(ClassInfo(cls).batch);
   void* head = nullptr;
   void* tail = nullptr;
@@ -236,6 +240,37 @@ TEST_F(CentralCacheTest, TwoCarversTakeTheSpansTwoEndsAndTheCountsStayExact) {
   EXPECT_EQ(central_.CheckInvariants(), nullptr);
 }
 
+// A class with fewer objects out than one full span holds makes short spans; from a full
+// span's worth out on, full ones. Both go back to the page heap whole.
+TEST_F(CentralCacheTest, AClassMakesShortSpansUntilAFullSpansWorthIsOut) {
+  const std::size_t cls = ClassFor(8 << 10);
+  const SizeClassInfo& info = ClassInfo(cls);
+  ASSERT_LT(info.short_pages, info.pages);
+  ASSERT_EQ(info.objects % info.short_objects, 0u) << "the short spans fill a full span's worth";
+  Failure failure = Failure::kNone;
+  std::vector<void*> taken;
+  auto take_one = [&] {
+    void* head = nullptr;
+    void* tail = nullptr;
+    ASSERT_EQ(central_.Remove(cls, 1, &head, &tail, &failure), 1);
+    taken.push_back(head);
+  };
+  for (std::uint32_t i = 0; i < info.objects; ++i) take_one();
+  const std::size_t short_spans = info.objects / info.short_objects;
+  EXPECT_EQ(heap_.Stats().in_use, short_spans * info.short_pages * kPageSize);
+  for (void* p : taken) EXPECT_EQ(pagemap_->Get(Pagemap::PageOf(p))->num_pages, info.short_pages);
+  take_one();
+  EXPECT_EQ(pagemap_->Get(Pagemap::PageOf(taken.back()))->num_pages, info.pages)
+      << "a full span's worth was out";
+  EXPECT_EQ(heap_.Stats().in_use, (short_spans * info.short_pages + info.pages) * kPageSize);
+  EXPECT_EQ(central_.FreeObjects(cls), info.objects - 1);
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
+  for (void* p : taken) central_.Insert(cls, p, p, 1);
+  EXPECT_EQ(heap_.Stats().in_use, 0u);
+  EXPECT_EQ(central_.FreeObjects(cls), 0u);
+  EXPECT_EQ(central_.CheckInvariants(), nullptr);
+}
+
 // What a takeover skipped is not lost: three carvers taking one object at a time take
 // every object of the first span, the skipped rest last, before a second span is carved.
 TEST_F(CentralCacheTest, TheRestATakeoverSkippedIsCarvedBeforeANewSpan) {
@@ -244,7 +279,7 @@ TEST_F(CentralCacheTest, TheRestATakeoverSkippedIsCarvedBeforeANewSpan) {
     const SizeClassInfo& info = ClassInfo(cls);
     const std::vector<void*> taken = TakeASpanOneByOne(cls, carvers, 3);
     EXPECT_EQ(std::set<void*>(taken.begin(), taken.end()).size(), taken.size());
-    EXPECT_EQ(heap_.Stats().in_use, info.pages * kPageSize)
+    EXPECT_EQ(heap_.Stats().in_use, info.short_pages * kPageSize)
         << "one span's objects, class of " << ClassSize(cls) << " B";
     EXPECT_EQ(central_.FreeObjects(cls), 0u);
     EXPECT_EQ(central_.CheckInvariants(), nullptr);
@@ -270,12 +305,13 @@ TEST_F(CentralCacheTest, ANewSpansFirstBytesAreCarvedLast) {
       offsets.push_back(reinterpret_cast<std::uintptr_t>(object) -
                         reinterpret_cast<std::uintptr_t>(span->Start()));
     }
-    EXPECT_EQ(heap_.Stats().in_use, info.pages * kPageSize) << "one span, " << info.size << " B";
+    EXPECT_EQ(heap_.Stats().in_use, info.short_pages * kPageSize)
+        << "one span, " << info.size << " B";
     EXPECT_EQ(central_.CheckInvariants(), nullptr);
-    if (edge_objects < info.objects) {
+    if (edge_objects < info.short_objects) {
       ++classes_with_an_edge;
-      const std::size_t rest = info.objects - edge_objects;
-      for (std::size_t i = 0; i < info.objects; ++i) {
+      const std::size_t rest = info.short_objects - edge_objects;
+      for (std::size_t i = 0; i < info.short_objects; ++i) {
         if (i < rest) {
           EXPECT_GE(offsets[i], kEdge)
               << "object " << i << " of a span of " << info.size << " B objects";
@@ -284,7 +320,7 @@ TEST_F(CentralCacheTest, ANewSpansFirstBytesAreCarvedLast) {
         }
       }
     } else {
-      EXPECT_EQ(offsets.front(), 0u) << "a span of " << info.objects << " objects of "
+      EXPECT_EQ(offsets.front(), 0u) << "a span of " << info.short_objects << " objects of "
                                      << info.size << " B starts at its front";
     }
     for (void* p : taken) central_.Insert(cls, p, p, 1);

@@ -144,6 +144,52 @@ TEST(HostApi, HugeRequestsFailCleanly) {
   Free(p);
 }
 
+// The detail's per-class caches: each class's free objects in the thread caches and in the
+// central lists, which add up to the summary's "held not in use" figures.
+TEST(HostStats, EachClassShowsItsFreeObjectsInThreadCachesAndCentralLists) {
+  const std::size_t cls = ClassFor(1000);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 64; ++i) blocks.push_back(Allocate(1000, 0));
+  for (void* p : blocks) Free(p);
+  const AllocatorStats s = Stats();
+  const std::vector<SizeClassStats> classes = HostSizeClassStats();
+  const SizeClassStats& c = classes[cls - 1];
+  ASSERT_GT(CallingThreadCachedObjects(cls), 0u) << "the frees left nothing in this thread's list";
+  // This test's thread is the only one with a cache.
+  EXPECT_EQ(c.bytes_in_thread_caches, CallingThreadCachedObjects(cls) * ClassSize(cls));
+  EXPECT_EQ(c.bytes_in_central_lists, CentralFreeObjects(cls) * ClassSize(cls));
+  EXPECT_LE(c.bytes_uncarved, c.bytes_in_central_lists);
+  std::size_t in_thread_caches = 0;
+  std::size_t in_central_lists = 0;
+  std::size_t uncarved = 0;
+  for (const SizeClassStats& k : classes) {
+    in_thread_caches += k.bytes_in_thread_caches;
+    in_central_lists += k.bytes_in_central_lists;
+    uncarved += k.bytes_uncarved;
+  }
+  // Sampling stays off in this binary, so no thread keeps a spare sampled span, which the
+  // total counts and no class does.
+  EXPECT_EQ(in_thread_caches, s.bytes_in_thread_caches);
+  EXPECT_EQ(in_central_lists, s.bytes_in_central_lists);
+  EXPECT_EQ(uncarved, s.bytes_uncarved);
+  const std::string detail = FormatStats(s, "host", classes);
+  EXPECT_NE(detail.find(" in use  thread caches  central lists   never carved\n"),
+            std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find(fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>14} {:>14} {:>14}\n", c.size,
+                                    c.num_allocs, c.num_frees, FormatBytes(c.bytes_in_use),
+                                    FormatBytes(c.bytes_in_thread_caches),
+                                    FormatBytes(c.bytes_in_central_lists),
+                                    FormatBytes(c.bytes_uncarved))),
+            std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find(fmt::format("central lists {} ({} never carved)",
+                                    FormatBytes(s.bytes_in_central_lists),
+                                    FormatBytes(s.bytes_uncarved))),
+            std::string::npos)
+      << detail;
+}
+
 TEST(HostStats, CountersFollowAllocationsPerClass) {
   ReleaseUnused();
   const AllocatorStats before = Stats();

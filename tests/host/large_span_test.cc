@@ -199,6 +199,24 @@ TEST_F(LargeSpanTest, ABlockGrowsInPlaceIntoFreePagesAndItsFreeGivesEveryPageBac
   EXPECT_EQ(after.bytes_held, start_.bytes_held) << "a page of the grown block stayed held";
 }
 
+// With sampling off, the sampling countdown is only the scavenge's clock: a growth longer
+// than the whole countdown (sampler::kOffInterval) still happens in place, where it used to
+// move whenever the countdown had less left than the growth.
+TEST_F(LargeSpanTest, ABlockGrowsInPlacePastTheSamplingCountdownWhenSamplingIsOff) {
+  ASSERT_EQ(host::sampler::MeanInterval(), 0u);
+  // A class object gives the thread a cache, and so a countdown.
+  HostAllocator().Deallocate(HostAllocator().Allocate(16));
+  constexpr std::size_t kRoom = static_cast<std::size_t>(host::sampler::kOffInterval) + 8 * kMiB;
+  void* room = HostAllocator().Allocate(kRoom);  // never written: it costs no RSS
+  ASSERT_NE(room, nullptr);
+  HostAllocator().Deallocate(room);
+  void* block = HostAllocator().Allocate(kMiB);
+  ASSERT_EQ(block, room) << "the block did not take the freed span's front";
+  EXPECT_TRUE(host::GrowInPlace(block, kRoom - kMiB));
+  EXPECT_EQ(host::UsableSize(block), kRoom - kMiB);
+  HostAllocator().Deallocate(block);
+}
+
 // realloc's prefault before its copy (host::PrefaultForWrite), on the process heap: the
 // whole pages about to be written of a live large block fresh from the OS are faulted in,
 // and an interior pointer, a class object or a null pointer change nothing.

@@ -234,6 +234,23 @@ TEST(DropinConfig, StatsDetailAddsTheSizeClassRows) {
   EXPECT_GT(CountOccurrences(detail.err, "\n"), CountOccurrences(summary.err, "\n")) << detail.err;
 }
 
+// malloc_stats prints the text stats_at_exit prints, so stats_detail:1 alone adds the rows.
+TEST(DropinConfig, MallocStatsHonoursStatsDetail) {
+  const std::vector<std::string> argv = {"python3", "-c",
+                                         "import ctypes; ctypes.CDLL(None).malloc_stats()"};
+  const ProcessResult plain = RunProcess(argv, {kPreload});
+  const ProcessResult detail = RunProcess(argv, {kPreload, "MEMARENA_CONF=stats_detail:1"});
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(detail.status, 0) << detail.err;
+  constexpr std::string_view kClassHeader =
+      "     class       allocs        frees         in use  thread caches  central lists   never "
+      "carved\n";
+  ASSERT_EQ(CountOccurrences(plain.err, "memarena stats: host"), 1u) << plain.err;
+  EXPECT_EQ(plain.err.find(kClassHeader), std::string::npos) << plain.err;
+  ASSERT_EQ(CountOccurrences(detail.err, "memarena stats: host"), 1u) << detail.err;
+  EXPECT_NE(detail.err.find(kClassHeader), std::string::npos) << detail.err;
+}
+
 TEST(DropinConfig, StatsAtExitPrintsTheTableOnce) {
   const ProcessResult r = RunProcess({MEMARENA_DLOPEN_PROBE, MEMARENA_DLOPEN_MODULE},
                                      {kPreload, "MEMARENA_CONF=stats_at_exit:1"});

@@ -34,6 +34,7 @@ AllocatorStats SampleStats() {
   s.max_alloc_size = 512;
   s.bytes_in_thread_caches = 640;
   s.bytes_in_central_lists = 320;
+  s.bytes_uncarved = 160;
   s.bytes_metadata = 1 << 16;
   return s;
 }
@@ -46,6 +47,7 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
                          "\"peak_bytes_held\":8192", "\"limit_bytes\":1048576",
                          "\"num_ooms\":2", "\"num_allocs\":7", "\"size_classes\":[]",
                          "\"bytes_in_thread_caches\":640", "\"bytes_in_central_lists\":320",
+                         "\"bytes_uncarved\":160",
                          "\"bytes_metadata\":65536"}) {
     EXPECT_NE(json.find(kv), std::string::npos) << kv << " missing in " << json;
   }
@@ -60,10 +62,12 @@ TEST(StatsToJson, HasEveryFieldUnderItsStatsName) {
 
 TEST(StatsToJson, EscapesNamesAndListsSizeClasses) {
   AllocatorStats s;
-  const std::vector<SizeClassStats> classes = {{16, 10, 4, 96}, {32, 1, 1, 0}};
+  const std::vector<SizeClassStats> classes = {{16, 10, 4, 96, 48, 32, 16}, {32, 1, 1, 0}};
   const std::string json = StatsToJson(s, "a\"b\\c", classes);
   EXPECT_NE(json.find(R"("allocator":"a\"b\\c")"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,"bytes_in_use":96},{"size":32)"),
+  EXPECT_NE(json.find(R"("size_classes":[{"size":16,"num_allocs":10,"num_frees":4,)"
+                      R"("bytes_in_use":96,"bytes_in_thread_caches":48,)"
+                      R"("bytes_in_central_lists":32,"bytes_uncarved":16},{"size":32)"),
             std::string::npos)
       << json;
   const NamedStats two[] = {{"x", s, classes}, {"y", s, {}}};
@@ -98,7 +102,9 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   for (const auto& [name, n] : help) {
     EXPECT_EQ(n, 1) << name;
     EXPECT_EQ(type[name], 1) << name;
-    EXPECT_EQ(samples[name], 2) << name;
+    // Two allocators; the free-span families have a sample per length bucket of each.
+    EXPECT_EQ(samples[name], name.starts_with("memarena_free_span") ? 2 * int{kFreeSpanBuckets} : 2)
+        << name;
   }
   EXPECT_NE(text.find("memarena_bytes_held{allocator=\"host\"} 4096\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_ooms_total{allocator=\"host\"} 2\n"), std::string::npos);
@@ -106,6 +112,8 @@ TEST(StatsToPrometheus, OneHelpAndTypePerFamilyThenOneSamplePerAllocator) {
   // Where held-not-in-use sits, as the exit stats' summary line names it.
   EXPECT_NE(text.find("memarena_thread_cache_bytes{allocator=\"host\"} 640\n"), std::string::npos);
   EXPECT_NE(text.find("memarena_central_list_bytes{allocator=\"host\"} 320\n"), std::string::npos);
+  EXPECT_NE(text.find("memarena_central_list_uncarved_bytes{allocator=\"host\"} 160\n"),
+            std::string::npos);
   EXPECT_NE(text.find("memarena_metadata_bytes{allocator=\"host\"} 65536\n"), std::string::npos);
   EXPECT_EQ(text.find("size_class"), std::string::npos);  // no size classes: no such family
 }
@@ -184,13 +192,29 @@ TEST(StatsToPrometheus, CountersNeverDecreaseAcrossAnArenaShrink) {
 }
 
 TEST(StatsToPrometheus, SizeClassesGetASizeLabel) {
-  const NamedStats host{"host", AllocatorStats{}, {{48, 3, 1, 96}}};
+  const NamedStats host{"host", AllocatorStats{}, {{48, 3, 1, 96, 144, 480, 96}}};
   const std::string text = StatsToPrometheus(std::span<const NamedStats>(&host, 1));
-  EXPECT_NE(text.find("memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n"),
-            std::string::npos);
+  for (const char* line : {
+           "memarena_size_class_bytes_in_use{allocator=\"host\",size=\"48\"} 96\n",
+           "memarena_size_class_allocs_total{allocator=\"host\",size=\"48\"} 3\n",
+           "memarena_size_class_thread_cache_bytes{allocator=\"host\",size=\"48\"} 144\n",
+           "memarena_size_class_central_list_bytes{allocator=\"host\",size=\"48\"} 480\n",
+           "memarena_size_class_central_list_uncarved_bytes{allocator=\"host\",size=\"48\"} 96\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "missing in\n" << text;
+  }
+}
+
+// Each free-span bucket is a sample labelled with its shortest length, as JSON's min_bytes.
+TEST(StatsToPrometheus, FreeSpansByLengthGetAMinBytesLabel) {
+  const std::string text = StatsToPrometheus(SampleStats(), "host");
+  for (const char* line : {"# TYPE memarena_free_spans gauge\n",
+                           "memarena_free_spans{allocator=\"host\",min_bytes=\"8192\"} 3\n",
+                           "memarena_free_span_bytes{allocator=\"host\",min_bytes=\"8192\"} 24576\n",
+                           "memarena_free_spans{allocator=\"host\",min_bytes=\"16384\"} 0\n",
+                           "memarena_free_spans{allocator=\"host\",min_bytes=\"1048576\"} 0\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "missing in\n" << text;
+  }
+  EXPECT_EQ(text.find("min_bytes=\"2097152\""), std::string::npos) << "a ninth bucket";
 }
 
 TEST(NameMappings, PyTorchAndOrtKeysCarryTheRightFields) {
