@@ -123,7 +123,7 @@ class CentralCache {
   };
   // Invariants (CheckInvariants checks the last two; of the first, that span_objects is at
   // least the objects of the spans on the list, since an exhausted span is on no list):
-  //   span_objects == sum over the class's live spans of their objects (full or small)
+  //   span_objects == sum over the class's live spans of their objects (full or short)
   //   freed == num_batches * ClassInfo(cls).batch + sum over spans of length(free_objects)
   //   free_objects == freed + sum over spans of (bump_end - bump) / size
   //                                             + (skipped_end - skipped) / size

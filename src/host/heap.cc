@@ -785,7 +785,8 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSampled(std::size_t bytes, std::size_t a
 MEMARENA_ALLOCATION_ENTRY void* MaybeSample(std::size_t bytes, std::size_t alignment) noexcept {
   ThreadCache* tc = sampler::MeanInterval() != 0 ? CurrentCache() : OwnCache();
   if (tc == nullptr) return nullptr;
-  if (!SpendSampleInterval(tc, std::min<std::size_t>(bytes, std::size_t{1} << 62))) return nullptr;
+  const std::size_t counted = std::min<std::size_t>(bytes, std::size_t{1} << 62);
+  if (!SpendSampleInterval(tc, counted)) return nullptr;
   void* ptr = nullptr;
   if (sampler::MeanInterval() != 0 && !sampler::Busy()) ptr = AllocateSampled(bytes, alignment, tc);
   // Drawn after the sample: the next draw's chain (see NextInterval) then overlaps the

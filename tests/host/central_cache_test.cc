@@ -263,7 +263,15 @@ TEST_F(CentralCacheTest, AClassMakesShortSpansUntilAFullSpansWorthIsOut) {
   EXPECT_EQ(pagemap_->Get(Pagemap::PageOf(taken.back()))->num_pages, info.pages)
       << "a full span's worth was out";
   EXPECT_EQ(heap_.Stats().in_use, (short_spans * info.short_pages + info.pages) * kPageSize);
-  EXPECT_EQ(central_.FreeObjects(cls), info.objects - 1);
+  // Nothing came back yet: every free object is one never carved. One object back to a short
+  // span whose other objects are out is free, and not uncarved.
+  std::size_t uncarved = 0;
+  EXPECT_EQ(central_.FreeObjects(cls, &uncarved), info.objects - 1);
+  EXPECT_EQ(uncarved, info.objects - 1);
+  central_.Insert(cls, taken.front(), taken.front(), 1);
+  taken.erase(taken.begin());
+  EXPECT_EQ(central_.FreeObjects(cls, &uncarved), info.objects);
+  EXPECT_EQ(uncarved, info.objects - 1);
   EXPECT_EQ(central_.CheckInvariants(), nullptr);
   for (void* p : taken) central_.Insert(cls, p, p, 1);
   EXPECT_EQ(heap_.Stats().in_use, 0u);
