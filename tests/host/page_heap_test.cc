@@ -501,7 +501,7 @@ TEST(Pagemap, TheFirstLeafAndTheOthersAnswerAlike) {
   std::uintptr_t marks[std::size(pages)];
   for (std::size_t i = 0; i < std::size(pages); ++i) {
     const Pagemap::Lookup found = pagemap->Find(at(pages[i]));
-    EXPECT_EQ(found.entry, ObjectStartEntry(pages[i], static_cast<std::uint8_t>(i + 2))) << i;
+    EXPECT_EQ(found.entry, ObjectStartEntry(pages[i], 1, static_cast<std::uint8_t>(i + 2))) << i;
     EXPECT_EQ(found.start_test.multiplier, detail::kObjectStartTests[i + 2].multiplier) << i;
     EXPECT_EQ(pagemap->Get(pages[i]), &spans[i]) << i;
     EXPECT_EQ(pagemap->Get(pages[i] + 1), nullptr) << i;
@@ -544,7 +544,7 @@ TEST(Pagemap, FindGivesEveryPageOfASmallSpanItsClasssEntryAndStartTest) {
   for (std::uintptr_t address = start; address < start + pages * kPageSize; address += 8) {
     const void* ptr = reinterpret_cast<const void*>(address);
     const Pagemap::Lookup page = pagemap->Find(ptr);
-    ASSERT_EQ(page.entry, ObjectStartEntry(first, cls)) << address - start;
+    ASSERT_EQ(page.entry, ObjectStartEntry(first, pages, cls)) << address - start;
     ASSERT_EQ(page.start_test.multiplier, detail::kObjectStartTests[cls].multiplier);
     ASSERT_EQ(page.start_test.bound, detail::kObjectStartTests[cls].bound);
     ASSERT_NE(page.freed_mark, 0u);
