@@ -61,7 +61,7 @@ struct SizeClassInfo {
 };
 
 // SizeClassInfo::short_pages' target.
-inline constexpr std::size_t kShortSpanBytes = std::size_t{32} << 10;
+inline constexpr std::size_t kShortSpanBytes = std::size_t{16} << 10;
 
 namespace detail {
 
