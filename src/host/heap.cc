@@ -846,9 +846,9 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alig
   Fold(tc, cls);
 }
 
-// Why a pointer whose page has no size class is not a live large block: its page's span
-// is free (a double free, while the block's record still covers it), or it points inside
-// a block or outside the heap.
+// Why a pointer whose page has no size class is not a live large block: its page is free
+// (a double free: the page's record says so while it still covers the page, else the page
+// heap's free lists do), or it points inside a block or outside the heap.
 [[gnu::cold]] Misuse LargeMisuse(const void* ptr, const Span* span) noexcept {
   const std::uintptr_t page = Pagemap::PageOf(ptr);
   const bool covers = span != nullptr && page >= span->first_page && page <= span->LastPage();
