@@ -77,7 +77,7 @@ std::size_t EdgeObjects(std::size_t size, std::size_t objects) noexcept {
 
 // Objects `span` holds: SizeClassInfo::objects, or short_objects for a short span.
 std::size_t SpanObjects(const Span& span, const SizeClassInfo& info) noexcept {
-  return span.num_pages == info.pages ? info.objects : info.short_objects;
+  return info.ObjectsIn(span.num_pages);
 }
 
 // Objects of `span` never carved: [bump, bump_end), the skipped rest and the waiting edge.

@@ -846,18 +846,20 @@ MEMARENA_ALLOCATION_ENTRY void* AllocateSlow(std::size_t bytes, std::size_t alig
   Fold(tc, cls);
 }
 
-// Why a pointer whose page has no size class is not a live large block: its page's span
-// is free (a double free, while the block's record still covers it), or it points inside
-// a block or outside the heap.
+// Why a pointer whose page has no size class is not a live large block: its page is free
+// (a double free: the page's record says so while it still covers the page, else the page
+// heap's free lists do), or it points inside a block or outside the heap.
 [[gnu::cold]] Misuse LargeMisuse(const void* ptr, const Span* span) noexcept {
-  if (span == nullptr) return Misuse::kForeignFree;
   const std::uintptr_t page = Pagemap::PageOf(ptr);
-  const bool covers = page >= span->first_page && page <= span->LastPage();
+  const bool covers = span != nullptr && page >= span->first_page && page <= span->LastPage();
   if (covers && (span->state != SpanState::kInUse || span->sample_entry == kSpareSampledSpan)) {
     return Misuse::kDoubleFree;
   }
   if (covers && span->size_class == 0) return Misuse::kInteriorFree;
-  return g_page_heap.Reserved(page) ? Misuse::kInteriorFree : Misuse::kForeignFree;
+  if (!g_page_heap.Reserved(page)) return Misuse::kForeignFree;
+  // The page's slot names no span that holds it (a merge retired the record, or the slot
+  // was never set): a freed block's page if a free span holds it.
+  return g_page_heap.InFreeSpan(page) ? Misuse::kDoubleFree : Misuse::kInteriorFree;
 }
 
 bool IsLiveLargeStart(const void* ptr, const Span* span) noexcept {

@@ -11,17 +11,22 @@
 
 namespace memarena::host {
 
-// Lemire's divisibility test in 56-bit arithmetic, with the span's start folded into the
+// Lemire's divisibility test in 56-bit arithmetic, with the span's origin folded into the
 // entry. Per class: L = 2^56, c = ceil(L / size), e = size * c - L (0 <= e < size). An offset
-// n = q * size inside a span maps to n * c mod L = q * e (< 2^20); an offset that is not a
+// n = q * size from the origin maps to n * c mod L = q * e (< 2^20); an offset that is not a
 // multiple of size maps to at least c (>= 2^38) and at most L - c + e + 2^20 (< L). The entry
-// of every page of a span starting at S is ((S * c - 1) mod L) << 8 | class, so
+// of every page of a span whose objects count from origin O is ((O * c - 1) mod L) << 8 |
+// class, so
 //   t = ptr * (c << 8) - entry  (mod 2^64)  = ((n * c mod L) + 1) * 256 - class
 // lies in [256 - class, bound) exactly when n = q * size with q < objects, where
 // bound = ((objects - 1) * e + 1) * 256: a start past the last object (the span's tail) maps
 // to at least (objects * e + 1) * 256 - class >= bound when e > 0, and a power-of-two class
 // (e = 0) has no tail. Everything else maps to at least 2^46. Class 0 (a large, free or
 // foreign page) has entry 0, multiplier 0 and bound 0: every pointer fails.
+// A full span's origin is its start. A short span (SizeClassInfo::short_pages) holds k =
+// ObjectsIn(pages) < objects objects; its origin lies objects - k objects before its start,
+// so its objects are the class's last k (q from objects - k to objects - 1), and the start of
+// its tail is q = objects, which the bound refuses as it refuses a full span's.
 struct ObjectStartTest {
   std::uint64_t multiplier = 0;  // c << 8
   std::uint64_t bound = 0;       // t < bound: an object start
@@ -51,11 +56,12 @@ inline constexpr auto kObjectStartTests = [] {
 
 constexpr bool PowerOfTwoClassesHaveNoTail() {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    const std::uint64_t size = kClasses[cls].size;
-    const bool power_of_two = (size & (size - 1)) == 0;
-    if (power_of_two && std::uint64_t{kClasses[cls].objects} * size !=
-                            std::uint64_t{kClasses[cls].pages} * kPageSize) {
-      return false;
+    const SizeClassInfo& c = kClasses[cls];
+    const bool power_of_two = (c.size & (c.size - 1)) == 0;
+    for (const std::uint64_t pages : {c.pages, c.short_pages}) {
+      if (power_of_two && std::uint64_t{c.ObjectsIn(pages)} * c.size != pages * kPageSize) {
+        return false;
+      }
     }
   }
   return true;
@@ -70,13 +76,16 @@ static_assert(kClasses[kNumClasses].pages * kPageSize <= (std::size_t{1} << 20) 
 
 inline constexpr unsigned kEntryClassMask = (1u << detail::kEntryClassBits) - 1;
 
-// The pagemap entry of every page of a span of class `cls` (0: not a small span) whose
-// first page is `first_page`.
-constexpr std::uint64_t ObjectStartEntry(std::uintptr_t first_page, std::size_t cls) noexcept {
+// The pagemap entry of every page of a span of class `cls` (0: not a small span) of
+// `num_pages` pages whose first page is `first_page`.
+constexpr std::uint64_t ObjectStartEntry(std::uintptr_t first_page, std::size_t num_pages,
+                                         std::size_t cls) noexcept {
   if (cls == 0) return 0;
-  const std::uint64_t start = std::uint64_t{first_page} << kPageShift;
-  const std::uint64_t base = start * detail::kObjectStartTests[cls].multiplier -
-                             (std::uint64_t{1} << detail::kEntryClassBits);  // (S*c - 1) << 8
+  const SizeClassInfo& info = detail::kClasses[cls];
+  const std::uint64_t origin = (std::uint64_t{first_page} << kPageShift) -
+                               std::uint64_t{info.objects - info.ObjectsIn(num_pages)} * info.size;
+  const std::uint64_t base = origin * detail::kObjectStartTests[cls].multiplier -
+                             (std::uint64_t{1} << detail::kEntryClassBits);  // (O*c - 1) << 8
   return base | cls;
 }
 

@@ -472,6 +472,19 @@ bool PageHeap::Reserved(std::uintptr_t page) const noexcept {
   return false;
 }
 
+bool PageHeap::InFreeSpan(std::uintptr_t page) const noexcept {
+  SpinLockHolder hold(lock_);
+  for (int s = 0; s < kStates; ++s) {
+    for (std::size_t n = 1; n <= kMaxPages + 1; ++n) {  // kMaxPages + 1: the large list
+      const SpanList& list = n <= kMaxPages ? free_[s][n] : large_[s];
+      for (const Span* span = list.Head(); span != nullptr; span = span->next) {
+        if (page >= span->first_page && page <= span->LastPage()) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool PageHeap::ReserveHeld(std::size_t bytes) noexcept {
   // The budget is taken with a CAS against the ceiling before any page is committed, so
   // held never crosses the ceiling whatever the interleaving.

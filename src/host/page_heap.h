@@ -168,6 +168,11 @@ class PageHeap {
   // walks the reservations (few: each is grow_bytes or one large request).
   bool Reserved(std::uintptr_t page) const noexcept;
 
+  // True when `page` lies in a free span, committed or returned. Takes the heap lock and
+  // walks every free list: for misuse reports only, where the page's pagemap slot may name
+  // a span record that a merge retired (only a free span's end pages are kept current).
+  [[gnu::cold]] bool InFreeSpan(std::uintptr_t page) const noexcept;
+
   // Decommits committed free spans, largest first, until at most `keep_bytes` stay
   // committed (whole spans: it may keep less); returns the bytes given back. Spans already
   // returned are never touched, so with nothing to release it costs one pass over the

@@ -28,7 +28,7 @@ bool Pagemap::Ensure(std::uintptr_t page, std::size_t count) noexcept {
 
 void Pagemap::Set(std::uintptr_t page, std::size_t count, Span* span,
                   std::uint8_t size_class) noexcept {
-  const std::uint64_t entry = ObjectStartEntry(page, size_class);
+  const std::uint64_t entry = ObjectStartEntry(page, count, size_class);
   for (std::size_t i = 0; i < count; ++i) SetSlot(page + i, span, entry);
 }
 

@@ -39,6 +39,22 @@ class CentralCacheTest : public ::testing::Test {
     }
     return taken;
   }
+  // Whole short spans of `cls`, one object at a time, until a full span's worth is out: the
+  // class's next span is then a full one (CentralCache::Remove), long enough for the carving
+  // tests below. Returns the objects, to be inserted back.
+  std::vector<void*> HoldAFullSpansWorth(std::size_t cls) {
+    const SizeClassInfo& info = ClassInfo(cls);
+    const std::uint32_t spans = (info.objects + info.short_objects - 1) / info.short_objects;
+    std::vector<void*> held;
+    Failure failure = Failure::kNone;
+    for (std::uint32_t i = 0; i < spans * info.short_objects; ++i) {
+      void* head = nullptr;
+      void* tail = nullptr;
+      EXPECT_EQ(central_.Remove(cls, 1, &head, &tail, &failure), 1);
+      held.push_back(head);
+    }
+    return held;
+  }
   static int Length(void* head) {
     int n = 0;
     for (void* p = head; p != nullptr; p = *static_cast<void**>(p)) ++n;
@@ -63,8 +79,9 @@ TEST_F(CentralCacheTest, RemoveCarvesDistinctObjectsOfTheClassFromOneSpan) {
     EXPECT_EQ(pagemap_->ClassOf(p), kClass);
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % ClassSize(kClass), 0u);
   }
-  EXPECT_EQ(heap_.Stats().in_use, ClassInfo(kClass).pages * kPageSize);
-  EXPECT_EQ(central_.FreeObjects(kClass), ClassInfo(kClass).objects - batch);
+  // The class had nothing out: its first span is a short one.
+  EXPECT_EQ(heap_.Stats().in_use, ClassInfo(kClass).short_pages * kPageSize);
+  EXPECT_EQ(central_.FreeObjects(kClass), ClassInfo(kClass).short_objects - batch);
   central_.Insert(kClass, head, tail, batch);
   central_.Drain();
   // Every object is back: the span went back to the page heap as a free span.
@@ -75,10 +92,10 @@ TEST_F(CentralCacheTest, RemoveCarvesDistinctObjectsOfTheClassFromOneSpan) {
 
 // RemoveFreed (borrowing's supply, heap.h kBorrowMinSize) hands out only objects that came
 // back: never a carved one, never a new span's; MayHaveFreed tells whether there are any. A
-// class of 512 B: its spans hold more than a batch and one more (64 objects, batches of
-// 32), so the objects given back below never empty a span.
+// class of 256 B: its short spans hold more than a batch and one more (64 objects, batches
+// of 32), so the objects given back below never empty a span.
 TEST_F(CentralCacheTest, RemoveFreedTakesOnlyObjectsThatCameBack) {
-  const std::size_t cls = ClassFor(512);
+  const std::size_t cls = ClassFor(256);
   ASSERT_GT(ClassInfo(cls).short_objects, ClassInfo(cls).batch + 1);
   const int batch = static_cast<int>(ClassInfo(cls).batch);
   void* head = nullptr;
@@ -125,8 +142,8 @@ TEST_F(CentralCacheTest, WholeBatchesPassThroughTheTransferCacheUntouched) {
   void* tail = nullptr;
   ASSERT_EQ(Take(batch, &head, &tail), batch);
   central_.Insert(kClass, head, tail, batch);
-  EXPECT_EQ(central_.FreeObjects(kClass), ClassInfo(kClass).objects);
-  EXPECT_EQ(heap_.Stats().in_use, ClassInfo(kClass).pages * kPageSize)
+  EXPECT_EQ(central_.FreeObjects(kClass), ClassInfo(kClass).short_objects);
+  EXPECT_EQ(heap_.Stats().in_use, ClassInfo(kClass).short_pages * kPageSize)
       << "a cached batch keeps its span in use until drained";
   void* again_head = nullptr;
   void* again_tail = nullptr;
@@ -148,11 +165,12 @@ TEST_F(CentralCacheTest, PartialBatchesGoStraightToTheirSpans) {
 
 // CarveEnd::kLinePair: a carve goes on to the next 128-byte boundary (at most 7 objects
 // more, class sizes being multiples of 16), so the next carve starts on a fresh line pair;
-// a carve from a span's back goes down to one; kExact takes what was asked.
+// a carve from a span's back goes down to one; kExact takes what was asked. On a full span.
 TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
   const int front_carver = 0;  // two threads' identities: the second carves from the back
   const int back_carver = 0;
   for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
+    const std::vector<void*> held = HoldAFullSpansWorth(cls);
     Failure failure = Failure::kNone;
     std::vector<std::pair<void*, void*>> taken;  // kept out: each carve follows the last
     for (int count = 1; count <= 5; ++count) {
@@ -183,19 +201,22 @@ TEST_F(CentralCacheTest, ACarveToTheLinePairEndsOnAPairBoundary) {
     ASSERT_EQ(central_.Remove(cls, 3, &head, &tail, &failure), 3) << "kExact takes what was asked";
     taken.emplace_back(head, tail);
     for (const auto& [first, last] : taken) central_.Insert(cls, first, last, Length(first));
+    for (void* p : held) central_.Insert(cls, p, p, 1);
     EXPECT_EQ(heap_.Stats().in_use, 0u);
   }
   EXPECT_EQ(central_.CheckInvariants(), nullptr);
 }
 
-// The thread-affine carve (CentralCache::Remove): two carvers take a span's two ends and
-// share no 4 KiB page; a third takes the front over on the next 4 KiB page; nobody's carve
-// returns more than asked; the list's and the span's counts stay exact throughout.
+// The thread-affine carve (CentralCache::Remove), on a full span: two carvers take a span's
+// two ends and share no 4 KiB page; a third takes the front over on the next 4 KiB page;
+// nobody's carve returns more than asked; the list's and the span's counts stay exact
+// throughout.
 TEST_F(CentralCacheTest, TwoCarversTakeTheSpansTwoEndsAndTheCountsStayExact) {
   constexpr std::uintptr_t kPage = CentralCache::kCarvePageBytes;
   const int carvers[3] = {};  // three threads' identities: only their addresses matter
   for (std::size_t cls = 1; cls <= kNumClasses && ClassSize(cls) <= 1024; ++cls) {
     const std::size_t size = ClassSize(cls);
+    const std::vector<void*> held = HoldAFullSpansWorth(cls);
     Failure failure = Failure::kNone;
     std::vector<std::pair<void*, void*>> taken;  // every chain, given back at the end
     std::set<std::uintptr_t> pages[2];
@@ -234,6 +255,7 @@ TEST_F(CentralCacheTest, TwoCarversTakeTheSpansTwoEndsAndTheCountsStayExact) {
     EXPECT_EQ(pages[0].count(third_first / kPage), 0u) << size << " B";
     EXPECT_EQ(take(0, 1).first, third_last + size) << size << " B";
     for (const auto& [first, last] : taken) central_.Insert(cls, first, last, Length(first));
+    for (void* p : held) central_.Insert(cls, p, p, 1);
     EXPECT_EQ(heap_.Stats().in_use, 0u) << "every object back: the span went back";
     EXPECT_EQ(central_.FreeObjects(cls), 0u);
   }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "host/heap.h"
 #include "host/host_api.h"
@@ -113,6 +114,40 @@ TEST_F(ReportedFrees, AnInteriorFreeIsCaughtAndNeverHandedOut) {
   EXPECT_EQ(Reported(), 1u);
 }
 
+// A short span (SizeClassInfo::short_pages) may end in a tail shorter than an object. Where
+// the tail starts is a multiple of the class's size from the span's start, but no object:
+// freeing it is an invalid free, and it is never handed out.
+TEST_F(ReportedFrees, TheStartOfAShortSpansTailIsNoObject) {
+  std::size_t checked = 0;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const SizeClassInfo& info = ClassInfo(cls);
+    const std::size_t short_bytes = std::size_t{info.short_pages} * kPageSize;
+    if (info.short_pages == info.pages || info.short_objects * info.size == short_bytes) continue;
+    auto* first = static_cast<char*>(Allocate(info.size, 0));
+    ASSERT_NE(first, nullptr);
+    const Span* span = ProcessPagemap().Get(Pagemap::PageOf(first));
+    ASSERT_NE(span, nullptr);
+    if (span->num_pages != info.short_pages) {  // this binary used the class before
+      Free(first);
+      continue;
+    }
+    ++checked;
+    char* tail = span->Start() + std::size_t{info.short_objects} * info.size;
+    EXPECT_EQ(UsableSize(tail), 0u) << info.size;
+    const std::string message = FreeCapturingReport(tail);
+    EXPECT_EQ(Reported(), checked) << info.size;
+    EXPECT_NE(message.find("invalid free"), std::string::npos) << info.size << ": " << message;
+    std::vector<void*> taken{first};
+    for (std::uint32_t i = 0; i < info.objects; ++i) {
+      taken.push_back(Allocate(info.size, 0));
+      EXPECT_NE(taken.back(), tail) << info.size << ": the tail was handed out";
+    }
+    for (void* p : taken) Free(p);
+    EXPECT_EQ(Reported(), checked) << info.size << ": a legitimate free was reported";
+  }
+  EXPECT_GT(checked, 0u) << "no class made a short span with a tail";
+}
+
 TEST_F(ReportedFrees, LargeBlocksCatchDoubleAndInteriorFrees) {
   auto* big = static_cast<char*>(Allocate(std::size_t{1} << 20, 0));
   ASSERT_NE(big, nullptr);
@@ -201,28 +236,35 @@ TEST_F(ReportedFrees, IgnoreCarriesOnSilentlyButStillCounts) {
   EXPECT_NE(Allocate(64, 0), Allocate(64, 0));
 }
 
-// The free path's one-multiply test, checked against division at every offset of a span
-// of every class (the object-start check that catches interior frees), for spans at a low,
-// a middle and the highest page of the 48-bit address space; and every pointer on a page
-// of class 0 fails it.
+// The free path's one-multiply test, checked against division at every offset of a full
+// and a short span of every class (the object-start check that catches interior frees, and
+// the start of a short span's tail, where no object is), for spans at a low, a middle and
+// the highest page of the 48-bit address space; and every pointer on a page of class 0
+// fails it.
 TEST(ObjectStart, AcceptsExactlyTheObjectStartsOfEveryClass) {
+  std::size_t short_spans_with_a_tail = 0;
   for (const std::uintptr_t first_page :
        {std::uintptr_t{1}, (std::uintptr_t{1} << 27) + 12345, (std::uintptr_t{1} << 35) - 128}) {
     for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
       const SizeClassInfo& info = ClassInfo(cls);
-      const std::uint64_t span_bytes = std::uint64_t{info.pages} * kPageSize;
-      const std::uint64_t entry = ObjectStartEntry(first_page, cls);
-      ASSERT_EQ(entry & kEntryClassMask, cls);
-      std::uint64_t mismatches = 0;
-      for (std::uint64_t offset = 0; offset < span_bytes; ++offset) {
-        const void* ptr = reinterpret_cast<const void*>((first_page << kPageShift) + offset);
-        const bool start = offset % info.size == 0 && offset / info.size < info.objects;
-        if (IsObjectStart(ptr, entry) != start) ++mismatches;
+      for (const std::size_t pages : {info.pages, info.short_pages}) {
+        const std::uint64_t span_bytes = std::uint64_t{pages} * kPageSize;
+        const std::uint64_t objects = info.ObjectsIn(pages);
+        short_spans_with_a_tail += pages < info.pages && objects * info.size < span_bytes;
+        const std::uint64_t entry = ObjectStartEntry(first_page, pages, cls);
+        ASSERT_EQ(entry & kEntryClassMask, cls);
+        std::uint64_t mismatches = 0;
+        for (std::uint64_t offset = 0; offset < span_bytes; ++offset) {
+          const void* ptr = reinterpret_cast<const void*>((first_page << kPageShift) + offset);
+          const bool start = offset % info.size == 0 && offset / info.size < objects;
+          if (IsObjectStart(ptr, entry) != start) ++mismatches;
+        }
+        EXPECT_EQ(mismatches, 0u) << "class " << cls << " (" << info.size << " B), a span of "
+                                  << pages << " pages at page " << first_page;
       }
-      EXPECT_EQ(mismatches, 0u) << "class " << cls << " (" << info.size << " B) at page "
-                                << first_page;
     }
   }
+  EXPECT_GT(short_spans_with_a_tail, 0u) << "no short span has a tail: the test checks none";
   EXPECT_FALSE(IsObjectStart(reinterpret_cast<const void*>(std::uintptr_t{1} << 40), 0));
   EXPECT_FALSE(IsObjectStart(nullptr, 0));
 }

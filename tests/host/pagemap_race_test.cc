@@ -59,8 +59,8 @@ TEST(PagemapRace, ALookupNeverPairsOneClasssEntryWithAnotherClasssStartTest) {
     changes += cls != last_cls;
     last_cls = cls;
     const ObjectStartTest& own = detail::kObjectStartTests[cls];
-    const bool entry_is_a_state = found.entry == ObjectStartEntry(page, a) ||
-                                  found.entry == ObjectStartEntry(page, b);
+    const bool entry_is_a_state = found.entry == ObjectStartEntry(page, 1, a) ||
+                                  found.entry == ObjectStartEntry(page, 1, b);
     if (!entry_is_a_state || found.start_test.multiplier != own.multiplier ||
         found.start_test.bound != own.bound) {
       ++torn;

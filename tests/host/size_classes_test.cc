@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace memarena::host {
 namespace {
 
@@ -63,6 +65,31 @@ TEST(SizeClasses, SpansHoldWholeObjectsWithLittleTail) {
     EXPECT_GE(info.batch, 2u);
     EXPECT_LE(info.batch, 32u);
   }
+}
+
+// A short span is the shortest of at least kShortSpanBytes (and one object) whose tail is
+// at most an eighth of it, where that is shorter than the full span.
+TEST(SizeClasses, ShortSpansAreTheShortestWithLittleTail) {
+  const auto tail_is_little = [](const SizeClassInfo& info, std::size_t pages) {
+    const std::size_t bytes = pages * kPageSize;
+    return (bytes % info.size) * 8 <= bytes;
+  };
+  std::size_t short_classes = 0;
+  for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+    const SizeClassInfo& info = ClassInfo(cls);
+    const std::size_t least = std::max<std::size_t>(kShortSpanBytes, info.size);
+    EXPECT_LE(info.short_pages, info.pages) << info.size;
+    EXPECT_EQ(info.short_objects, info.ObjectsIn(info.short_pages)) << info.size;
+    EXPECT_EQ(info.ObjectsIn(info.pages), info.objects) << info.size;
+    if (info.short_pages == info.pages) continue;
+    ++short_classes;
+    EXPECT_GE(std::size_t{info.short_pages} * kPageSize, least) << info.size;
+    EXPECT_TRUE(tail_is_little(info, info.short_pages)) << info.size;
+    for (std::size_t pages = (least + kPageSize - 1) / kPageSize; pages < info.short_pages; ++pages) {
+      EXPECT_FALSE(tail_is_little(info, pages)) << info.size << ": " << pages << " pages would do";
+    }
+  }
+  EXPECT_GT(short_classes, 0u);
 }
 
 TEST(SizeClasses, AlignedLookupGivesAlignedClassesThatFit) {
