@@ -75,16 +75,11 @@ std::size_t EdgeObjects(std::size_t size, std::size_t objects) noexcept {
   return edge < objects ? edge : 0;
 }
 
-// Objects `span` holds: SizeClassInfo::objects, or short_objects for a short span.
-std::size_t SpanObjects(const Span& span, const SizeClassInfo& info) noexcept {
-  return info.ObjectsIn(span.num_pages);
-}
-
 // Objects of `span` never carved: [bump, bump_end), the skipped rest and the waiting edge.
 std::size_t UncarvedObjects(const Span& span, const SizeClassInfo& info) noexcept {
   return static_cast<std::size_t>(span.bump_end - span.bump) / info.size +
          static_cast<std::size_t>(span.skipped_end - span.skipped) / info.size +
-         (span.edge_waits ? EdgeObjects(info.size, SpanObjects(span, info)) : 0);
+         (span.edge_waits ? EdgeObjects(info.size, info.ObjectsIn(span.num_pages)) : 0);
 }
 
 // Whether a span in a class list has nothing left to hand out (and leaves the list).
@@ -95,7 +90,7 @@ bool Exhausted(const Span& span) noexcept {
 
 // A new span of `info`'s class: its objects from the end of the edge on, to be carved.
 void StartCarving(Span& span, const SizeClassInfo& info) noexcept {
-  const std::size_t objects = SpanObjects(span, info);
+  const std::size_t objects = info.ObjectsIn(span.num_pages);
   const std::size_t edge = EdgeObjects(info.size, objects);
   span.bump = span.Start() + edge * info.size;
   span.bump_end = span.Start() + objects * info.size;
@@ -181,8 +176,9 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
       StartCarving(*span, info);
       span->in_central_list = true;
       list.spans.Push(span);
-      list.free_objects += SpanObjects(*span, info);
-      list.span_objects += SpanObjects(*span, info);
+      const std::size_t objects = info.ObjectsIn(span->num_pages);
+      list.free_objects += objects;
+      list.span_objects += objects;
     }
     while (chain.taken < count && span->free_objects != nullptr) {
       void* object = span->free_objects;
@@ -309,7 +305,7 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
     if (--span->allocated == 0) {
       list.spans.Remove(span);
       span->in_central_list = false;
-      const std::size_t objects = SpanObjects(*span, info);
+      const std::size_t objects = info.ObjectsIn(span->num_pages);
       list.free_objects -= objects;
       list.span_objects -= objects;
       freed -= static_cast<std::ptrdiff_t>(objects - UncarvedObjects(*span, info));
@@ -347,7 +343,7 @@ const char* CentralCache::CheckClass(const ClassList& list, std::size_t cls) noe
     if (span->state != SpanState::kInUse || span->size_class != cls || !span->in_central_list) {
       return "a span on a central list is not an in-use span of the list's class";
     }
-    const std::size_t objects = SpanObjects(*span, info);
+    const std::size_t objects = info.ObjectsIn(span->num_pages);
     if (span->num_pages != info.pages && span->num_pages != info.short_pages) {
       return "a small span's length is neither its class's full span nor its short span";
     }
