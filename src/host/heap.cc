@@ -437,7 +437,9 @@ bool SyncEpoch(ThreadCache* tc) noexcept {
 // The fork handlers take every heap lock in one function and drop them in another, which
 // the analysis cannot follow; the order (registry, classes, page heap, metadata) is the
 // lock order of the heap. The sampler's lock comes last: no other lock is taken under it.
-void ForkPrepare() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
+// The fork handlers are cold: they run at a fork only, never at start-up, so they stay out
+// of .text.memarena_startup (libmemarena_malloc_startup.ld).
+[[gnu::cold]] void ForkPrepare() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
   g_registry.lock.lock();
   g_central.LockAll();
   g_page_heap.lock().lock();
@@ -447,7 +449,7 @@ void ForkPrepare() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
   sampler::LockForFork();
 }
 
-void ForkRelease() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
+[[gnu::cold]] void ForkRelease() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
   sampler::UnlockAfterFork();
   MetaUnlockAll();
   g_cache_pool.lock().unlock();
@@ -1395,7 +1397,8 @@ struct ClassCounters {
   std::uint64_t sampled_span_reuses = 0;
 };
 
-void FoldClassCounters(ClassCounters& out) noexcept {
+// Cold, as Stats and SizeClasses, its callers (below).
+[[gnu::cold]] void FoldClassCounters(ClassCounters& out) noexcept {
   SpinLockHolder hold(g_registry.lock);
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     out.allocs[cls] = g_registry.allocs[cls].load(std::memory_order_relaxed);
@@ -1438,13 +1441,15 @@ SizeClassStats ClassStats(const ClassCounters& counters, std::size_t cls) noexce
 
 }  // namespace
 
-void SizeClasses(std::span<SizeClassStats, kNumClasses> out) noexcept {
+// Stats and SizeClasses are cold: never on a program's start-up path, so they stay out of
+// .text.memarena_startup (libmemarena_malloc_startup.ld takes a start-up object's hot text).
+[[gnu::cold]] void SizeClasses(std::span<SizeClassStats, kNumClasses> out) noexcept {
   ClassCounters counters;
   FoldClassCounters(counters);
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) out[cls - 1] = ClassStats(counters, cls);
 }
 
-AllocatorStats Stats() noexcept {
+[[gnu::cold]] AllocatorStats Stats() noexcept {
   ClassCounters counters;
   FoldClassCounters(counters);
   std::size_t largest_free_object = counters.largest_free_object;

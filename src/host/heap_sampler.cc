@@ -221,7 +221,8 @@ void LockForFork() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS { g_table.lock.lo
 
 void UnlockAfterFork() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS { g_table.lock.unlock(); }
 
-std::vector<Sample> Snapshot() {
+// Cold: a profile is asked for, never at start-up (out of .text.memarena_startup).
+[[gnu::cold]] std::vector<Sample> Snapshot() {
   BusyScope busy;
   std::vector<Sample> out;
   Slot* slots = g_table.slots.load(std::memory_order_acquire);

@@ -27,7 +27,9 @@ union Levels {
 };
 constinit Levels g_host;
 
-std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
+// What a crossing reports is cold: a crossing is rare and never at start-up, so this code
+// stays out of .text.memarena_startup (libmemarena_malloc_startup.ld).
+[[gnu::cold]] std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
   std::vector<MemoryConsumer> consumers;
   std::size_t small = 0;
   std::array<SizeClassStats, kNumClasses> classes;
@@ -48,7 +50,7 @@ std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
   return consumers;
 }
 
-WatermarkCrossing DescribeHost() {
+[[gnu::cold]] WatermarkCrossing DescribeHost() {
   const AllocatorStats stats = host::Stats();
   WatermarkCrossing crossing;
   crossing.bytes_in_use = stats.bytes_in_use;
@@ -75,7 +77,7 @@ void SetWatermarks(std::vector<double> levels, WatermarkCallback callback, doubl
   host::watermarks::Check();  // a level already crossed fires now
 }
 
-std::string FormatWatermarkCrossing(const WatermarkCrossing& crossing) {
+[[gnu::cold]] std::string FormatWatermarkCrossing(const WatermarkCrossing& crossing) {
   std::string consumers;
   for (const MemoryConsumer& c : crossing.largest_consumers) {
     consumers += fmt::format("{}{} {}", consumers.empty() ? "" : ", ", c.name, FormatBytes(c.bytes));

@@ -68,7 +68,8 @@ std::string ExpandPidPattern(const std::string& path) {
   return common::ExpandPidPattern(path, getpid());
 }
 
-void PrintStatsAtExit() noexcept {
+// Cold, as ReportFailure: only with stats_at_exit, and at exit; out of the start-up text.
+[[gnu::cold]] void PrintStatsAtExit() noexcept {
   try {
     const std::string text = StatsText();
     if (g_stats_path[0] != '\0') {
@@ -173,7 +174,8 @@ void ConfigureFromEnvironment() noexcept {
   }
 }
 
-void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) noexcept {
+// Cold: an allocation failed. Out of .text.memarena_startup (libmemarena_malloc_startup.ld).
+[[gnu::cold]] void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) noexcept {
   const std::uint64_t interval = g_oom_interval_ns.load(std::memory_order_relaxed);
   if (interval == 0) return;
   const std::uint64_t now = platform::NowNanos();
