@@ -437,8 +437,8 @@ bool SyncEpoch(ThreadCache* tc) noexcept {
 // The fork handlers take every heap lock in one function and drop them in another, which
 // the analysis cannot follow; the order (registry, classes, page heap, metadata) is the
 // lock order of the heap. The sampler's lock comes last: no other lock is taken under it.
-// The fork handlers are cold: they run at a fork only, never at start-up, so they stay out
-// of .text.memarena_startup (libmemarena_malloc_startup.ld).
+// Cold: run at a fork only, never at start-up, so they stay out of .text.memarena_startup
+// (docs/dropin.md).
 [[gnu::cold]] void ForkPrepare() MEMARENA_NO_THREAD_SAFETY_ANALYSIS {
   g_registry.lock.lock();
   g_central.LockAll();
@@ -1397,7 +1397,7 @@ struct ClassCounters {
   std::uint64_t sampled_span_reuses = 0;
 };
 
-// Cold, as Stats and SizeClasses, its callers (below).
+// Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).
 [[gnu::cold]] void FoldClassCounters(ClassCounters& out) noexcept {
   SpinLockHolder hold(g_registry.lock);
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
@@ -1441,8 +1441,7 @@ SizeClassStats ClassStats(const ClassCounters& counters, std::size_t cls) noexce
 
 }  // namespace
 
-// Stats and SizeClasses are cold: never on a program's start-up path, so they stay out of
-// .text.memarena_startup (libmemarena_malloc_startup.ld takes a start-up object's hot text).
+// Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).
 [[gnu::cold]] void SizeClasses(std::span<SizeClassStats, kNumClasses> out) noexcept {
   ClassCounters counters;
   FoldClassCounters(counters);

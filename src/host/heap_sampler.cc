@@ -221,7 +221,7 @@ void LockForFork() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS { g_table.lock.lo
 
 void UnlockAfterFork() noexcept MEMARENA_NO_THREAD_SAFETY_ANALYSIS { g_table.lock.unlock(); }
 
-// Cold: a profile is asked for, never at start-up (out of .text.memarena_startup).
+// Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).
 [[gnu::cold]] std::vector<Sample> Snapshot() {
   BusyScope busy;
   std::vector<Sample> out;

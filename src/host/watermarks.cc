@@ -27,8 +27,7 @@ union Levels {
 };
 constinit Levels g_host;
 
-// What a crossing reports is cold: a crossing is rare and never at start-up, so this code
-// stays out of .text.memarena_startup (libmemarena_malloc_startup.ld).
+// Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).
 [[gnu::cold]] std::vector<MemoryConsumer> LargestConsumers(const AllocatorStats& stats) {
   std::vector<MemoryConsumer> consumers;
   std::size_t small = 0;

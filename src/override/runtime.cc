@@ -68,7 +68,7 @@ std::string ExpandPidPattern(const std::string& path) {
   return common::ExpandPidPattern(path, getpid());
 }
 
-// Cold, as ReportFailure: only with stats_at_exit, and at exit; out of the start-up text.
+// Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).
 [[gnu::cold]] void PrintStatsAtExit() noexcept {
   try {
     const std::string text = StatsText();
@@ -174,7 +174,7 @@ void ConfigureFromEnvironment() noexcept {
   }
 }
 
-// Cold: an allocation failed. Out of .text.memarena_startup (libmemarena_malloc_startup.ld).
+// Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).
 [[gnu::cold]] void ReportFailure(std::size_t bytes, std::size_t alignment, std::size_t count) noexcept {
   const std::uint64_t interval = g_oom_interval_ns.load(std::memory_order_relaxed);
   if (interval == 0) return;
