@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -212,6 +214,54 @@ TEST(DropinFootprint, WhatStartUpTouchesSitsInTheFirstFaultAroundWindowOfItsSegm
     EXPECT_TRUE(address >= startup->sh_addr && address < startup->sh_addr + startup->sh_size)
         << entry << " at " << address << " lies outside .text.memarena_startup";
   }
+}
+
+// The code programs run is a segment of its own, so its first fault maps it and no more (the
+// fault-around stops at the mapping's end): 44 KiB of text instead of 64-128 KiB.
+TEST(DropinFootprint, TheStartUpTextIsASegmentOfItsOwn) {
+  const MappedElf elf(MEMARENA_MALLOC_SO);
+  ASSERT_TRUE(elf.ok()) << "cannot read " << MEMARENA_MALLOC_SO;
+  const Elf64_Shdr* startup = elf.Section(".text.memarena_startup");
+  const Elf64_Shdr* first_use = elf.Section(".text.memarena_first_use");
+  ASSERT_NE(startup, nullptr) << "was the linker script dropped?";
+  ASSERT_NE(first_use, nullptr) << "was the linker script dropped?";
+  const Elf64_Phdr* segment = SegmentOf(elf, startup->sh_addr);
+  ASSERT_NE(segment, nullptr);
+  EXPECT_NE(segment, SegmentOf(elf, first_use->sh_addr))
+      << "the start-up text shares a segment with the rest (libmemarena_malloc_startup.ld's "
+      << "page gap)";
+  EXPECT_EQ(segment->p_vaddr + segment->p_memsz, startup->sh_addr + startup->sh_size);
+}
+
+// What a trivial C program runs lies in that segment. This fails when a function on the
+// start-up path was renamed or added and so dropped out of the linker script's list: run
+// scripts/startup_functions.sh (it regenerates the list) and relink.
+TEST(DropinFootprint, ATrivialCProgramRunsOnlyTheStartUpText) {
+  const MappedElf elf(MEMARENA_MALLOC_SO);
+  ASSERT_TRUE(elf.ok()) << "cannot read " << MEMARENA_MALLOC_SO;
+  const Elf64_Phdr* startup = SegmentOf(elf, elf.Section(".text.memarena_startup")->sh_addr);
+  ASSERT_NE(startup, nullptr);
+  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "text"},
+                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO});
+  ASSERT_EQ(result.status, 0) << result.err;
+  int mappings = 0;
+  long startup_kib = -1;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    unsigned long offset = 0;
+    long kib = 0;
+    if (std::sscanf(line.c_str(), "text %lx %ld", &offset, &kib) != 2) continue;
+    ++mappings;
+    if (offset == (startup->p_offset & ~std::uint64_t{4095})) {
+      startup_kib = kib;
+    } else {
+      EXPECT_EQ(kib, 0) << "the program touched " << kib << " KiB of the library's code at "
+                        << "file offset 0x" << std::hex << offset << ", outside the start-up "
+                        << "segment: rerun scripts/startup_functions.sh\n" << result.out;
+    }
+  }
+  EXPECT_GE(mappings, 2) << result.out;
+  EXPECT_GT(startup_kib, 0) << "no resident start-up text: " << result.out;
 }
 
 // Loading reads every relocated word of the writable segment, which maps all of its file

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Regenerates the list of functions in the drop-in's start-up text segment: the block between
+# the "startup functions" markers of src/override/libmemarena_malloc_startup.ld.
+#   scripts/startup_functions.sh [BUILD_DIR]     # default build/, a RelWithDebInfo build
+#                                                # with MEMARENA_BUILD_BENCH=ON
+# Each workload below runs under valgrind --tool=callgrind with the build's
+# libmemarena_malloc.so preloaded; every function of the library that executes an
+# instruction is listed. The list is the union over every program of bench/workloads/, from
+# a one-malloc C program to threads that free each other's blocks. Relink, then check that
+# override_footprint_test passes (a trivial C program must touch no text outside the segment).
+# Needs valgrind and /usr/bin/python3. Run it after renaming or adding a function on the
+# start-up path; docs/dropin.md, "Start-up footprint", has the why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+lib=$build/src/override/libmemarena_malloc.so
+workloads=$build/bench/workloads
+script=src/override/libmemarena_malloc_startup.ld
+for f in "$lib" "$workloads/workload_startup"; do
+  [[ -e $f ]] || { echo "startup_functions.sh: $f is missing; build $build first" >&2; exit 1; }
+done
+command -v valgrind >/dev/null || { echo "startup_functions.sh: needs valgrind" >&2; exit 1; }
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# Small scales: callgrind runs about 50x slower. Each runs long enough for the clocks that
+# every program reaches (the thread cache's scavenge, the page heap's release check).
+for run in "startup" "factoring 1" "minimizer 1" "churn 0.1" "random_slots 0.05" \
+           "larson_fixed 0.05" "testsuite 0.2" "trees 0.05" "larson 0.05" "prodcons 0.05" \
+           "realloc_grow 0.3" "mixed_heap 0.02" "live_set_1t 0.05" "live_set_2t 0.05" \
+           "false_sharing 0.05" "large_buffers 0.005"; do
+  read -r name scale <<<"$run"
+  valgrind --tool=callgrind --trace-children=yes --dump-instr=yes --compress-pos=no \
+    --compress-strings=no --callgrind-out-file="$out/$name.%p" \
+    env LD_PRELOAD="$(realpath "$lib")" "$workloads/workload_$name" $scale >/dev/null 2>&1
+done
+
+/usr/bin/python3 - "$lib" "$script" "$out"/* <<'EOF'
+import bisect, re, subprocess, sys
+lib, script, profiles = sys.argv[1], sys.argv[2], sys.argv[3:]
+functions = []  # (start, size, symbol) of the library's code
+for line in subprocess.run(['nm', '-S', '--defined-only', lib], capture_output=True,
+                           text=True, check=True).stdout.splitlines():
+    fields = line.split(None, 3)
+    if len(fields) == 4 and fields[2] in 'tTwW':
+        functions.append((int(fields[0], 16), int(fields[1], 16), fields[3]))
+functions.sort()
+starts = [f[0] for f in functions]
+malloc_at = next(f[0] for f in functions if f[2] == 'malloc')
+run = set()
+for path in profiles:
+    lines = open(path).read().splitlines()
+    # callgrind gives the library's addresses relative to its load address where it read the
+    # object's debug information, and absolute under "???" where it did not; the load address
+    # is where it saw malloc's first instruction under "???".
+    ob, base = None, None
+    for i, line in enumerate(lines):
+        if line.startswith('ob='):
+            ob = line[3:]
+        elif line == 'fn=malloc' and ob == '???' and lines[i + 1].startswith('0x'):
+            base = int(lines[i + 1].split()[0], 16) - malloc_at
+    ob = None
+    for line in lines:
+        if line.startswith('ob='):
+            ob = line[3:]
+            continue
+        if not line.startswith('0x') or not (ob.endswith('/libmemarena_malloc.so') or
+                                             (ob == '???' and base is not None)):
+            continue
+        address = int(line.split()[0], 16) - (base if ob == '???' else 0)
+        i = bisect.bisect_right(starts, address) - 1
+        if i >= 0 and address < functions[i][0] + functions[i][1]:
+            run.add(functions[i][2])
+# Every function that ran, by the name of its section (-ffunction-sections: .text.NAME, and
+# .text.NAME.constprop.0 and the like for its clones): the library's own, the C++ operators,
+# the private C++ runtime's. A name that has no such section (the constructors, the entry
+# points: placed by section above) matches nothing.
+names = sorted({re.sub(r'\.(constprop|isra|part|cold)\.?\d*.*$', '', n) for n in run})
+text = open(script).read()
+begin, end = '/* startup functions: begin */\n', '    /* startup functions: end */'
+head, rest = text.split(begin)
+_, tail = rest.split(end)
+block = ''.join(f'    *(.text.{n} .text.{n}.*)\n' for n in names)
+open(script, 'w').write(head + begin + block + end + tail)
+print(f'startup_functions.sh: {len(names)} functions listed in {script}')
+EOF
