@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Regenerates the list of functions in the drop-in's start-up text segment: the block between
-# the "startup functions" markers of src/override/libmemarena_malloc_startup.ld.
+# Regenerates the lists of functions in the drop-in's first two text segments: the blocks
+# between the "startup functions" and the "busy functions" markers of
+# src/override/libmemarena_malloc_startup.ld.
 #   scripts/startup_functions.sh [BUILD_DIR]     # default build/, a RelWithDebInfo build
 #                                                # with MEMARENA_BUILD_BENCH=ON
 # Each workload below runs under valgrind --tool=callgrind with the build's
 # libmemarena_malloc.so preloaded; every function of the library that executes an
-# instruction is listed. The list is the union over every program of bench/workloads/, from
-# a one-malloc C program to threads that free each other's blocks. Relink, then check that
-# override_footprint_test passes (a trivial C program must touch no text outside the segment).
-# Needs valgrind and /usr/bin/python3. Run it after renaming or adding a function on the
-# start-up path; docs/dropin.md, "Start-up footprint", has the why.
+# instruction is listed. The start-up list is what small single-threaded programs run (a
+# one-malloc C program, factoring, minimizer, and ls, which also callocs, frees page runs
+# and flushes its thread cache at exit); the busy list is the rest of what every program of
+# bench/workloads/ runs, up to threads that free each other's blocks. Relink,
+# then check that override_footprint_test passes (a trivial C program must touch no text
+# outside the first segment). Needs valgrind and /usr/bin/python3. Run it after renaming or
+# adding a function on the start-up path; docs/dropin.md, "Start-up footprint", has the why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -25,18 +28,23 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Small scales: callgrind runs about 50x slower. Each runs long enough for the clocks that
 # every program reaches (the thread cache's scavenge, the page heap's release check).
-for run in "startup" "factoring 1" "minimizer 1" "churn 0.1" "random_slots 0.05" \
-           "larson_fixed 0.05" "testsuite 0.2" "trees 0.05" "larson 0.05" "prodcons 0.05" \
-           "realloc_grow 0.3" "mixed_heap 0.02" "live_set_1t 0.05" "live_set_2t 0.05" \
-           "false_sharing 0.05" "large_buffers 0.005"; do
-  read -r name scale <<<"$run"
+# The first word names the list a workload's functions go to.
+for run in "startup startup" "startup factoring 1" "startup minimizer 1" "busy churn 0.1" \
+           "busy random_slots 0.05" "busy larson_fixed 0.05" "busy testsuite 0.2" \
+           "busy trees 0.05" "busy larson 0.05" "busy prodcons 0.05" "busy realloc_grow 0.3" \
+           "busy mixed_heap 0.02" "busy live_set_1t 0.05" "busy live_set_2t 0.05" \
+           "busy false_sharing 0.05" "busy large_buffers 0.005"; do
+  read -r list name scale <<<"$run"
   valgrind --tool=callgrind --trace-children=yes --dump-instr=yes --compress-pos=no \
-    --compress-strings=no --callgrind-out-file="$out/$name.%p" \
+    --compress-strings=no --callgrind-out-file="$out/$list.$name.%p" \
     env LD_PRELOAD="$(realpath "$lib")" "$workloads/workload_$name" $scale >/dev/null 2>&1
 done
+valgrind --tool=callgrind --trace-children=yes --dump-instr=yes --compress-pos=no \
+  --compress-strings=no --callgrind-out-file="$out/startup.ls.%p" \
+  env LD_PRELOAD="$(realpath "$lib")" ls -la /usr/lib >/dev/null 2>&1
 
 /usr/bin/python3 - "$lib" "$script" "$out"/* <<'EOF'
-import bisect, re, subprocess, sys
+import bisect, os, re, subprocess, sys
 lib, script, profiles = sys.argv[1], sys.argv[2], sys.argv[3:]
 functions = []  # (start, size, symbol) of the library's code
 for line in subprocess.run(['nm', '-S', '--defined-only', lib], capture_output=True,
@@ -47,8 +55,9 @@ for line in subprocess.run(['nm', '-S', '--defined-only', lib], capture_output=T
 functions.sort()
 starts = [f[0] for f in functions]
 malloc_at = next(f[0] for f in functions if f[2] == 'malloc')
-run = set()
+run = {'startup': set(), 'busy': set()}  # by the list the profile's workload feeds
 for path in profiles:
+    ran = run[os.path.basename(path).split('.')[0]]
     lines = open(path).read().splitlines()
     # callgrind gives the library's addresses relative to its load address where it read the
     # object's debug information, and absolute under "???" where it did not; the load address
@@ -70,7 +79,7 @@ for path in profiles:
         address = int(line.split()[0], 16) - (base if ob == '???' else 0)
         i = bisect.bisect_right(starts, address) - 1
         if i >= 0 and address < functions[i][0] + functions[i][1]:
-            run.add(functions[i][2])
+            ran.add(functions[i][2])
 # Every function that ran, by the name of its section (-ffunction-sections: .text.NAME, and
 # .text.NAME.constprop.0 and the like for its clones): the library's own, the C++ operators,
 # the private C++ runtime's. The constructors (.text.startup) and the exit-time destructors
@@ -78,19 +87,28 @@ for path in profiles:
 placed = re.compile(r'_GLOBAL__sub_I_|_ZN12_GLOBAL__N_113constant_init|_ZNSt3pmr12_GLOBAL__N_113constant_init')
 def base(name):
     return re.sub(r'\.(constprop|isra|part|cold)\.?\d*.*$', '', name)
-names = {base(n) for n in run if not placed.match(n)}
 text = open(script).read()
-begin, end = '/* startup functions: begin */\n', '    /* startup functions: end */'
-head, rest = text.split(begin)
-listed, tail = rest.split(end)
 # Which functions run varies a little from run to run (where a reservation lands decides
 # whether PageHeap::PlacesBeside runs), so the names already listed stay while the library
-# still has them: the list only loses a function that no longer exists.
+# still has them: a list only loses a function that no longer exists, or, for the busy list,
+# one that the start-up list takes.
 existing = {base(f[2]) for f in functions}
-names |= {n for n in re.findall(r'\*\(\.text\.(\S+) ', listed)
-          if n in existing and not placed.match(n)}
-names = sorted(names)
-block = ''.join(f'    *(.text.{n} .text.{n}.*)\n' for n in names)
-open(script, 'w').write(head + begin + block + end + tail)
-print(f'startup_functions.sh: {len(names)} functions listed in {script}')
+def split(text, marker):
+    begin, end = f'/* {marker} functions: begin */\n', f'    /* {marker} functions: end */'
+    head, rest = text.split(begin)
+    block, tail = rest.split(end)
+    return head + begin, block, end + tail
+def listed(marker):
+    return {n for n in re.findall(r'\*\(\.text\.(\S+) ', split(text, marker)[1])
+            if n in existing and not placed.match(n)}
+def ran_names(marker):
+    return {base(n) for n in run[marker] if not placed.match(n)}
+startup = ran_names('startup') | listed('startup')
+busy = (ran_names('busy') | listed('busy')) - startup
+for marker, names in (('startup', startup), ('busy', busy)):
+    head, _, tail = split(text, marker)
+    text = head + ''.join(f'    *(.text.{n} .text.{n}.*)\n' for n in sorted(names)) + tail
+open(script, 'w').write(text)
+print(f'startup_functions.sh: {len(startup)} start-up and {len(busy)} busy functions listed '
+      f'in {script}')
 EOF

@@ -155,7 +155,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
   Chain chain;
   SpinLockHolder hold(list.lock);
   if (static_cast<std::uint32_t>(count) == info.batch && list.num_batches != 0) {
-    const Batch& batch = Batches(list)[--list.num_batches];
+    const Batch& batch = BatchAt(list, --list.num_batches);
     list.free_objects -= info.batch;
     AddFreed(list, -static_cast<std::ptrdiff_t>(info.batch));
     *head = batch.head;
@@ -209,7 +209,7 @@ int CentralCache::RemoveFreed(std::size_t cls, int count, void** head, void** ta
   if (list.num_batches != 0) {
     // A whole batch when that is what is asked; else the batch goes back to its spans,
     // whose free lists the walk below takes from.
-    const Batch batch = Batches(list)[--list.num_batches];
+    const Batch batch = BatchAt(list, --list.num_batches);
     list.free_objects -= info.batch;
     AddFreed(list, -static_cast<std::ptrdiff_t>(info.batch));
     if (static_cast<std::uint32_t>(count) == info.batch) {
@@ -255,7 +255,7 @@ void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
   if (batch_to == BatchTo::kTransferCache &&
       static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
       list.num_batches < BatchSlots(cls)) {
-    Batches(list)[list.num_batches++] = Batch{head, tail};
+    BatchAt(list, list.num_batches++) = Batch{head, tail};
     list.free_objects += static_cast<std::size_t>(count);
     AddFreed(list, count);
     return;
@@ -269,7 +269,7 @@ void CentralCache::Drain() noexcept {
     SpinLockHolder hold(list.lock);
     const int count = static_cast<int>(ClassInfo(cls).batch);
     while (list.num_batches != 0) {
-      const Batch batch = Batches(list)[--list.num_batches];
+      const Batch batch = BatchAt(list, --list.num_batches);
       list.free_objects -= static_cast<std::size_t>(count);
       AddFreed(list, -count);
       InsertObjects(list, cls, batch.head, count);
