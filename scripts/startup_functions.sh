@@ -9,10 +9,10 @@
 # instruction is listed. The start-up list is what small single-threaded programs run (a
 # one-malloc C program, factoring, minimizer, and ls, which also callocs, frees page runs
 # and flushes its thread cache at exit); the busy list is the rest of what every program of
-# bench/workloads/ runs, up to threads that free each other's blocks. Relink,
-# then check that override_footprint_test passes (a trivial C program must touch no text
-# outside the first segment). Needs valgrind and /usr/bin/python3. Run it after renaming or
-# adding a function on the start-up path; docs/dropin.md, "Start-up footprint", has the why.
+# bench/workloads/ runs, up to threads that free each other's blocks. Relink, then check
+# that override_footprint_test passes (a trivial C program must touch no text outside the
+# first segment). Needs valgrind and /usr/bin/python3. Run it after renaming or adding a
+# function on the start-up path; docs/dropin.md, "Start-up footprint", has the why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -28,6 +28,14 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Small scales: callgrind runs about 50x slower. Each runs long enough for the clocks that
 # every program reaches (the thread cache's scavenge, the page heap's release check).
+# Profiles a command under the drop-in; the profile's name starts with the list it feeds.
+profile() {
+  local name=$1
+  shift
+  valgrind --tool=callgrind --trace-children=yes --dump-instr=yes --compress-pos=no \
+    --compress-strings=no --callgrind-out-file="$out/$name.%p" \
+    env LD_PRELOAD="$(realpath "$lib")" "$@" >/dev/null 2>&1
+}
 # The first word names the list a workload's functions go to.
 for run in "startup startup" "startup factoring 1" "startup minimizer 1" "busy churn 0.1" \
            "busy random_slots 0.05" "busy larson_fixed 0.05" "busy testsuite 0.2" \
@@ -35,13 +43,9 @@ for run in "startup startup" "startup factoring 1" "startup minimizer 1" "busy c
            "busy mixed_heap 0.02" "busy live_set_1t 0.05" "busy live_set_2t 0.05" \
            "busy false_sharing 0.05" "busy large_buffers 0.005"; do
   read -r list name scale <<<"$run"
-  valgrind --tool=callgrind --trace-children=yes --dump-instr=yes --compress-pos=no \
-    --compress-strings=no --callgrind-out-file="$out/$list.$name.%p" \
-    env LD_PRELOAD="$(realpath "$lib")" "$workloads/workload_$name" $scale >/dev/null 2>&1
+  profile "$list.$name" "$workloads/workload_$name" $scale
 done
-valgrind --tool=callgrind --trace-children=yes --dump-instr=yes --compress-pos=no \
-  --compress-strings=no --callgrind-out-file="$out/startup.ls.%p" \
-  env LD_PRELOAD="$(realpath "$lib")" ls -la /usr/lib >/dev/null 2>&1
+profile startup.ls ls -la /usr/lib
 
 /usr/bin/python3 - "$lib" "$script" "$out"/* <<'EOF'
 import bisect, os, re, subprocess, sys

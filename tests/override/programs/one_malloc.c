@@ -62,17 +62,22 @@ static int CountDataPages(struct dl_phdr_info* info, size_t size, void* out) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)* segment = &info->dlpi_phdr[i];
     if (segment->p_type != PT_LOAD || (segment->p_flags & PF_W) == 0) continue;
-    const uintptr_t page = 4096;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     const uintptr_t start = (info->dlpi_addr + segment->p_vaddr) & ~(page - 1);
     const uintptr_t end = (info->dlpi_addr + segment->p_vaddr + segment->p_memsz + page - 1) &
                           ~(page - 1);
     const int pagemap = open("/proc/self/pagemap", O_RDONLY);
-    if (pagemap < 0) return 7;
+    if (pagemap < 0) {
+      perror("one_malloc data: cannot open /proc/self/pagemap (a kernel without it, or a "
+             "sandbox that hides it)");
+      return 7;
+    }
     long resident = 0;
     for (uintptr_t address = start; address < end; address += page) {
       uint64_t entry = 0;
       if (pread(pagemap, &entry, sizeof entry, (off_t)(address / page * sizeof entry)) !=
           (ssize_t)sizeof entry) {
+        perror("one_malloc data: cannot read /proc/self/pagemap");
         close(pagemap);
         return 8;
       }
@@ -83,6 +88,7 @@ static int CountDataPages(struct dl_phdr_info* info, size_t size, void* out) {
     ((long*)out)[1] = (long)((end - start) / page);
     return 1;
   }
+  fprintf(stderr, "one_malloc data: libmemarena_malloc has no writable PT_LOAD segment\n");
   return 9;
 }
 
@@ -90,7 +96,12 @@ static int CountDataPages(struct dl_phdr_info* info, size_t size, void* out) {
 static int ReportLibraryData(void) {
   long pages[2] = {0, 0};
   const int found = dl_iterate_phdr(CountDataPages, pages);
-  if (found != 1) return found == 0 ? 10 : found;
+  if (found == 0) {
+    fprintf(stderr, "one_malloc data: libmemarena_malloc is not loaded (run it with "
+                    "LD_PRELOAD=libmemarena_malloc.so)\n");
+    return 10;
+  }
+  if (found != 1) return found;
   printf("data %ld %ld\n", pages[0], pages[1]);
   return 0;
 }
