@@ -103,9 +103,12 @@ class Pagemap {
   // span's ends, and the call through Set's loop made a quarter of the large-block path's
   // instructions (testsuite, cachegrind).
   void SetEnds(Span* span) noexcept {
-    SetSlot(span->first_page, span, 0);
+    SetFirst(span);
     if (span->num_pages > 1) SetSlot(span->LastPage(), span, 0);
   }
+  // The first page only, with class 0 (PageHeap::Insert: a free span at a reservation's
+  // open end, which no span follows).
+  void SetFirst(Span* span) noexcept { SetSlot(span->first_page, span, 0); }
 
   // Bytes of leaf memory obtained from the OS (metadata, not counted as held).
   std::size_t MetadataBytes() const noexcept {
