@@ -87,8 +87,14 @@ MemarenaConf ParseMemarenaConf(std::string_view text, std::vector<std::string>& 
   return conf;
 }
 
+namespace {
+constexpr const char* kConfVariable = "MEMARENA_CONF";
+}  // namespace
+
+bool MemarenaConfIsSet() noexcept { return platform::GetEnv(kConfVariable) != nullptr; }
+
 MemarenaConf MemarenaConfFromEnvironment(std::vector<std::string>& errors) {
-  const char* text = platform::GetEnv("MEMARENA_CONF");
+  const char* text = platform::GetEnv(kConfVariable);
   errors.clear();
   return text == nullptr ? MemarenaConf{} : ParseMemarenaConf(text, errors);
 }

@@ -72,10 +72,6 @@ constexpr std::uint8_t kOverflowed = 2;
 // list's lock.
 constexpr std::size_t kMovedUncachedSize = std::size_t{8} << 10;
 
-// Translation-unit copies of the class tables: internal linkage lets the fast path address
-// them RIP-relative instead of through the GOT (the library is position-independent).
-constexpr auto kSmallClass = detail::kSmallTable;
-constexpr auto kLargeClass = detail::kLargeTable;
 constexpr auto kSizes = [] {
   std::array<std::uint32_t, kNumClasses + 1> sizes{};
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) sizes[cls] = detail::kClasses[cls].size;
@@ -85,8 +81,8 @@ constexpr auto kSizes = [] {
 // The small sizes' lookup falls through: g++ laid it out of line, behind two taken jumps,
 // and the fast-path workloads' blocks are nearly all small.
 inline std::size_t FastClassFor(std::size_t size) noexcept {
-  if (size <= detail::kSmallTableMax) [[likely]] return kSmallClass[(size + 15) >> 4];
-  return kLargeClass[(size + 127) >> 7];
+  if (size <= detail::kSmallTableMax) [[likely]] return detail::kSmallTable[(size + 15) >> 4];
+  return detail::kLargeTable[(size + 127) >> 7];
 }
 
 // FastClassFor, or 0 above kMaxSmallSize, for the fast paths: a size up to kSmallTableMax
@@ -94,8 +90,8 @@ inline std::size_t FastClassFor(std::size_t size) noexcept {
 // paths need no test of the 0: class 0's list never holds an object (no span has class 0),
 // so an allocation finds it empty, and a sized free's entry of class 0 fails its start test.
 inline std::size_t FastClassOrZero(std::size_t size) noexcept {
-  if (size <= detail::kSmallTableMax) [[likely]] return kSmallClass[(size + 15) >> 4];
-  return size <= kMaxSmallSize ? kLargeClass[(size + 127) >> 7] : 0;
+  if (size <= detail::kSmallTableMax) [[likely]] return detail::kSmallTable[(size + 15) >> 4];
+  return size <= kMaxSmallSize ? detail::kLargeTable[(size + 127) >> 7] : 0;
 }
 
 MEMARENA_LARGE_BSS(pagemap) constinit Pagemap g_pagemap;  // 128 KiB of root, one entry per 16 GiB

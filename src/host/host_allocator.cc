@@ -100,14 +100,20 @@ class HostHeapAllocator final : public Allocator {
 
 // Every valid key applies; each bad one is reported on its own line and skipped (one bad
 // key must not cost the process a valid ceiling).
-void ApplyEnvironmentConfig() {
+[[gnu::noinline]] HostConfig HostConfigFromEnvironment() {
   std::vector<std::string> errors;
   const common::MemarenaConf conf = common::MemarenaConfFromEnvironment(errors);
   for (const std::string& error : errors) {
     const std::string line = fmt::format("memarena: {}; skipped, the other keys apply\n", error);
     platform::WriteStderr(line.data(), line.size());
   }
-  host::ApplyConfig(conf.host);
+  return conf.host;
+}
+
+// Without MEMARENA_CONF, the defaults: the parsing does not run at start-up (memarena_conf.h).
+void ApplyEnvironmentConfig() {
+  host::ApplyConfig(common::MemarenaConfIsSet() ? HostConfigFromEnvironment()
+                                                : HostConfig{});
 }
 
 }  // namespace

@@ -10,6 +10,8 @@ namespace memarena::host {
 namespace {
 
 constexpr std::size_t kMetaChunk = std::size_t{1} << 20;
+// Alignments from this up come from a chunk's top (MetaAllocate). No OS page is smaller.
+constexpr std::size_t kMetaPage = 4096;
 
 struct MetaArena {
   SpinLock lock;
@@ -25,25 +27,45 @@ constinit MetaArena g_meta;
 void* MetaAllocate(std::size_t bytes, std::size_t alignment) noexcept {
   bytes = (bytes + alignment - 1) & ~(alignment - 1);
   SpinLockHolder hold(g_meta.lock);
-  // Padding that reaches past the chunk's end is dropped with the chunk's rest.
-  char* const unpadded = g_meta.next;
-  g_meta.next = reinterpret_cast<char*>(
-      (reinterpret_cast<std::uintptr_t>(g_meta.next) + alignment - 1) & ~(alignment - 1));
-  std::size_t padding = static_cast<std::size_t>(g_meta.next - unpadded);
-  if (g_meta.next > g_meta.end || static_cast<std::size_t>(g_meta.end - g_meta.next) < bytes) {
+  // Page-aligned blocks (thread caches) come down from the chunk's top, the others go up
+  // from its bottom: a page-aligned block taken from the bottom skipped to the next page,
+  // and the small records after it started another, so a small program wrote four pages of
+  // its first chunk (span records, two of thread cache, span records) instead of three.
+  const bool from_top = alignment >= kMetaPage;
+  std::size_t padding = 0;
+  char* result = nullptr;
+  if (g_meta.next != nullptr) {
+    const auto next = reinterpret_cast<std::uintptr_t>(g_meta.next);
+    const auto end = reinterpret_cast<std::uintptr_t>(g_meta.end);
+    if (from_top) {
+      const std::uintptr_t start = end >= bytes ? (end - bytes) & ~(alignment - 1) : 0;
+      if (start >= next) {
+        result = reinterpret_cast<char*>(start);
+        padding = end - (start + bytes);
+        g_meta.end = result;
+      }
+    } else {
+      const std::uintptr_t start = (next + alignment - 1) & ~(alignment - 1);
+      if (start <= end && end - start >= bytes) {
+        result = reinterpret_cast<char*>(start);
+        padding = start - next;
+        g_meta.next = result + bytes;
+      }
+    }
+  }
+  if (result == nullptr) {  // the rest of the chunk is dropped
     const std::size_t chunk = bytes > kMetaChunk ? bytes : kMetaChunk;
-    void* memory = platform::MapPages(chunk, 0);
+    char* const memory = static_cast<char*>(platform::MapPages(chunk, 0));
     if (memory == nullptr) return nullptr;
-    g_meta.next = static_cast<char*>(memory);
-    g_meta.end = g_meta.next + chunk;
-    padding = 0;
+    // The chunk is page-aligned and `bytes` a multiple of `alignment`: no padding.
+    result = from_top ? memory + chunk - bytes : memory;
+    g_meta.next = from_top ? memory : memory + bytes;
+    g_meta.end = from_top ? result : memory + chunk;
   }
   // What is handed out, not the chunks mapped: a chunk's pages cost memory only once
   // written, and a small program used about 70 KiB of its first 1 MiB chunk, which the
   // stats had reported as 1 MiB of metadata.
   g_meta.bytes.fetch_add(padding + bytes, std::memory_order_relaxed);
-  void* result = g_meta.next;
-  g_meta.next += bytes;
   return result;
 }
 

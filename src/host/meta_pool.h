@@ -14,7 +14,9 @@ inline constexpr std::size_t kMetaLine = 64;
 
 // Bump allocation from 1 MiB OS chunks; never freed (recycled by the typed pools below).
 // `bytes` rounds up to a multiple of `alignment` (a power of two, at most the OS page),
-// and the block starts on one. Returns nullptr when the OS refuses memory.
+// and the block starts on one. Blocks aligned to 4 KiB or more come from the chunk's top,
+// the others from its bottom, so small records share pages. Returns nullptr when the OS
+// refuses memory.
 void* MetaAllocate(std::size_t bytes, std::size_t alignment = kMetaLine) noexcept;
 
 // Bytes of metadata handed out so far, alignment padding included (not the OS chunks they

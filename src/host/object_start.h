@@ -41,15 +41,27 @@ constexpr std::uint64_t Reciprocal(std::uint64_t size) {
   return ((std::uint64_t{1} << kModulusBits) - 1) / size + 1;
 }
 
-inline constexpr auto kObjectStartTests = [] {
-  std::array<ObjectStartTest, kNumClasses + 1> table{};
+// The start tests as two arrays, each indexed by the class with a scale of 8 from one base
+// (an array of 16-byte pairs needs the class shifted first). One table in the library:
+// hidden, so the free path addresses it RIP-relative, not through the shared library's GOT
+// (an internal-linkage copy for that had put a second one in the pages every program maps).
+struct ObjectStartTests {
+  std::uint64_t multiplier[kNumClasses + 1];
+  std::uint64_t bound[kNumClasses + 1];
+  constexpr ObjectStartTest operator[](std::size_t cls) const noexcept {
+    return {multiplier[cls], bound[cls]};
+  }
+};
+
+[[gnu::visibility("hidden")]] inline constexpr ObjectStartTests kObjectStartTests = [] {
+  ObjectStartTests table{};
   constexpr std::uint64_t modulus_mask = (std::uint64_t{1} << kModulusBits) - 1;
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
     const std::uint64_t size = kClasses[cls].size;
     const std::uint64_t c = Reciprocal(size);
     const std::uint64_t e = (size * c) & modulus_mask;
-    table[cls].multiplier = c << kEntryClassBits;
-    table[cls].bound = ((kClasses[cls].objects - 1) * e + 1) << kEntryClassBits;
+    table.multiplier[cls] = c << kEntryClassBits;
+    table.bound[cls] = ((kClasses[cls].objects - 1) * e + 1) << kEntryClassBits;
   }
   return table;
 }();

@@ -72,7 +72,18 @@ void PageHeap::Insert(Span* span) noexcept {
     SetBit(nonempty_[StateIndex(span->state)], span->num_pages, true);
   }
   free_bytes_[StateIndex(span->state)] += span->Bytes();
-  pagemap_->SetEnds(span);
+  if (span->first_page + span->num_pages == open_end_) {
+    open_end_span_ = span;
+    pagemap_->SetFirst(span);
+  } else {
+    pagemap_->SetEnds(span);
+  }
+}
+
+void PageHeap::CloseOpenEnd() noexcept {
+  if (open_end_span_ != nullptr) pagemap_->SetEnds(open_end_span_);
+  open_end_span_ = nullptr;
+  open_end_ = 0;
 }
 
 void PageHeap::Unlink(Span* span) noexcept {
@@ -82,6 +93,7 @@ void PageHeap::Unlink(Span* span) noexcept {
     SetBit(nonempty_[StateIndex(span->state)], span->num_pages, false);
   }
   free_bytes_[StateIndex(span->state)] -= span->Bytes();
+  if (span == open_end_span_) open_end_span_ = nullptr;
 }
 
 // The span right after (or before) `span`, in any state; nullptr when that page is outside
@@ -422,6 +434,13 @@ bool PageHeap::Grow(std::size_t pages, std::size_t align_pages) noexcept {
   span->state = SpanState::kReturned;  // fresh pages are not touched, hence not held
   reserved_bytes_ += bytes;
   ++num_reserves_;
+  // The new reservation may begin at the old open end, and the end it opens may be where
+  // an older one begins (PlacesBeside puts them on either side).
+  if (open_end_ != 0) CloseOpenEnd();  // not at the first: off the start-up text
+  const std::uintptr_t end = first + (bytes >> kPageShift);
+  bool bordered = false;
+  for (const Span* r = reservations_; r != nullptr; r = r->next) bordered |= r->first_page == end;
+  if (!bordered) open_end_ = end;
   MergeAndInsert(span);
   return true;
 }
@@ -1177,6 +1196,9 @@ const char* PageHeap::CheckInvariants() const noexcept {
 
 const char* PageHeap::CheckInvariantsLocked() const noexcept {
   std::size_t bytes[kStates] = {};
+  // Copies: the lambda is analysed without the lock this function holds.
+  const std::uintptr_t open_end = open_end_;
+  const Span* const open_end_span = open_end_span_;
   auto check_list = [&](const SpanList& list, int state, std::size_t pages) -> const char* {
     for (const Span* span = list.Head(); span != nullptr; span = span->next) {
       if (StateIndex(span->state) != state) return "a span sits in the free list of another state";
@@ -1186,8 +1208,12 @@ const char* PageHeap::CheckInvariantsLocked() const noexcept {
       if (span->huge_advised && span->state == SpanState::kReturned) {
         return "a returned span is still advised to use huge pages";
       }
-      if (pagemap_->Get(span->first_page) != span || pagemap_->Get(span->LastPage()) != span) {
+      if (pagemap_->Get(span->first_page) != span ||
+          (pagemap_->Get(span->LastPage()) != span && span != open_end_span)) {
         return "the pagemap does not map a free span's first and last page to it";
+      }
+      if ((span->first_page + span->num_pages == open_end) != (span == open_end_span)) {
+        return "the free span at the reservation's open end is not the one recorded";
       }
       const Span* prev = pagemap_->Get(span->first_page - 1);
       if (prev != nullptr && prev->state == span->state &&

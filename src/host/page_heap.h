@@ -283,6 +283,8 @@ class PageHeap {
   void MergeAndInsert(Span* span) noexcept MEMARENA_REQUIRES(lock_);
   void Insert(Span* span) noexcept MEMARENA_REQUIRES(lock_);
   void Unlink(Span* span) noexcept MEMARENA_REQUIRES(lock_);
+  // Writes the last page's slot of the span at open_end_, and leaves no end open.
+  void CloseOpenEnd() noexcept MEMARENA_REQUIRES(lock_);
   SpanList& ListFor(SpanState state, std::size_t pages) noexcept MEMARENA_REQUIRES(lock_);
   std::size_t ReleaseFreeLocked() noexcept MEMARENA_REQUIRES(lock_);
   // Decommits committed free spans until at most `keep_bytes` stay: the large list and then
@@ -344,6 +346,7 @@ class PageHeap {
   //   reserved_bytes_ == in_use_bytes_ + free_bytes_[kFree] + free_bytes_[kReturned]
   //   reserved_bytes_ == sum of r->num_pages * kPageSize over reservations_
   //   bit n of nonempty_[s] == !free_[s][n].Empty() for 1 <= n <= kMaxPages
+  //   open_end_span_ == the free span ending at open_end_ (nullptr: none, or open_end_ == 0)
   //   num_spare_records_ == length of spare_records_ <= kMaxSpareRecords
   //   ceiling_ == 0 || held_ <= ceiling_
   //   no span in free_[kReturned] or large_[kReturned] has huge_advised set
@@ -358,6 +361,13 @@ class PageHeap {
   Span* spare_records_ MEMARENA_GUARDED_BY(lock_) = nullptr;
   // One record per reservation, linked through `next`.
   Span* reservations_ MEMARENA_GUARDED_BY(lock_) = nullptr;
+  // The page after the newest reservation when no reservation begins there (else 0), and
+  // the free span that ends there (else nullptr). That span's last page keeps no slot of its
+  // own (Insert): no span can follow it to look it up, and the slot lies on a pagemap page
+  // near the reservation's far end that a small program otherwise never writes (4 KiB of
+  // its RSS). Grow closes the end (CloseOpenEnd) before a new reservation may border it.
+  std::uintptr_t open_end_ MEMARENA_GUARDED_BY(lock_) = 0;
+  Span* open_end_span_ MEMARENA_GUARDED_BY(lock_) = nullptr;
   std::size_t num_spare_records_ MEMARENA_GUARDED_BY(lock_) = 0;
   std::size_t free_bytes_[kStates] MEMARENA_GUARDED_BY(lock_) = {};
   std::size_t in_use_bytes_ MEMARENA_GUARDED_BY(lock_) = 0;

@@ -13,26 +13,9 @@
 
 namespace memarena::host {
 namespace pagemap_detail {
-// The start tests as two arrays, each indexed by the class with a scale of 8 from one base
-// (an array of 16-byte pairs needs the class shifted first), in a copy with internal
-// linkage (a namespace-scope constexpr is not inline), so the free path addresses it
-// RIP-relative, not through the shared library's GOT.
-struct StartTests {
-  std::uint64_t multiplier[kNumClasses + 1];
-  std::uint64_t bound[kNumClasses + 1];
-};
-constexpr StartTests kStartTests = [] {
-  StartTests tests{};
-  for (std::size_t cls = 0; cls <= kNumClasses; ++cls) {
-    tests.multiplier[cls] = detail::kObjectStartTests[cls].multiplier;
-    tests.bound[cls] = detail::kObjectStartTests[cls].bound;
-  }
-  return tests;
-}();
-
 // The start test of class `cls` (all zero for class 0).
 inline ObjectStartTest StartTestOf(std::size_t cls) noexcept {
-  return {kStartTests.multiplier[cls], kStartTests.bound[cls]};
+  return detail::kObjectStartTests[cls];
 }
 }  // namespace pagemap_detail
 
@@ -120,9 +103,12 @@ class Pagemap {
   // span's ends, and the call through Set's loop made a quarter of the large-block path's
   // instructions (testsuite, cachegrind).
   void SetEnds(Span* span) noexcept {
-    SetSlot(span->first_page, span, 0);
+    SetFirst(span);
     if (span->num_pages > 1) SetSlot(span->LastPage(), span, 0);
   }
+  // The first page only, with class 0 (PageHeap::Insert: a free span at a reservation's
+  // open end, which no span follows).
+  void SetFirst(Span* span) noexcept { SetSlot(span->first_page, span, 0); }
 
   // Bytes of leaf memory obtained from the OS (metadata, not counted as held).
   std::size_t MetadataBytes() const noexcept {

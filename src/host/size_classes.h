@@ -116,7 +116,9 @@ constexpr std::array<SizeClassInfo, kNumClasses + 1> BuildClasses() {
   return classes;
 }
 
-inline constexpr std::array<SizeClassInfo, kNumClasses + 1> kClasses = BuildClasses();
+// Hidden: one copy, addressed RIP-relative (see kSmallTable).
+[[gnu::visibility("hidden")]] inline constexpr std::array<SizeClassInfo, kNumClasses + 1>
+    kClasses = BuildClasses();
 
 // Two tables, as tcmalloc: sizes up to 1 KiB in 16-byte steps, larger ones in 128-byte
 // steps (every class above 1 KiB is a multiple of 128, so the lookup is exact).
@@ -135,8 +137,11 @@ constexpr std::array<std::uint8_t, kEntries> BuildTable() {
   return t;
 }
 
-inline constexpr auto kSmallTable = BuildTable<kSmallTableMax / 16 + 1, 16>();
-inline constexpr auto kLargeTable = BuildTable<kMaxSmallSize / 128 + 1, 128>();
+// Hidden: the fast paths address them RIP-relative, not through the shared library's GOT.
+[[gnu::visibility("hidden")]] inline constexpr auto kSmallTable =
+    BuildTable<kSmallTableMax / 16 + 1, 16>();
+[[gnu::visibility("hidden")]] inline constexpr auto kLargeTable =
+    BuildTable<kMaxSmallSize / 128 + 1, 128>();
 
 static_assert(kClasses[kNumClasses].size == kMaxSmallSize, "classes must end at 256 KiB");
 static_assert(kClasses[kNumClasses].pages <= 128, "a span of the largest class fits kMaxPages");

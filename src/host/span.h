@@ -21,7 +21,8 @@ inline constexpr std::uint32_t kSpareSampledSpan = ~std::uint32_t{0};
 // Invariants (checked by PageHeap::CheckInvariants for free spans and by
 // CentralCache::CheckInvariants for the small spans on its lists):
 //   free span:  state != kInUse, size_class == 0, and the pagemap maps first_page and
-//               LastPage() to it
+//               LastPage() to it (LastPage() not for the span at the newest reservation's
+//               open end, which no span follows: PageHeap::open_end_)
 //   returned span: huge_advised == false (no page the OS does not hold for us is advised,
 //               so a huge page never faults in pages that held does not count)
 //   small span: allocated + length(free_objects) + (bump_end - bump) / size

@@ -141,11 +141,13 @@ std::size_t Room(const char (&line)[N], const char* end) noexcept {
 
 bool StatsDetailOn() noexcept { return g_stats_detail; }
 
-void ConfigureFromEnvironment() noexcept {
+namespace {
+
+// The drop-in keys of a set MEMARENA_CONF. HostAllocator() applied the host keys and
+// reported each bad key on its own line; the drop-in keys come from the same rows (their
+// errors are among those already reported).
+[[gnu::noinline]] void ApplyDropinConf() noexcept {
   try {
-    // HostAllocator() applied the host keys and reported each bad key on its own line; the
-    // drop-in keys come from the same rows (their errors are among those already reported).
-    HostAllocator();
     std::vector<std::string> already_reported;
     common::MemarenaConf conf = common::MemarenaConfFromEnvironment(already_reported);
     common::DropinConfig& config = conf.dropin;
@@ -172,6 +174,14 @@ void ConfigureFromEnvironment() noexcept {
   } catch (const std::exception& e) {
     WriteMessage(fmt::format("memarena: MEMARENA_CONF could not be applied: {}\n", e.what()));
   }
+}
+
+}  // namespace
+
+void ConfigureFromEnvironment() noexcept {
+  HostAllocator();
+  // Unset, every drop-in key keeps its default, which the globals above start with.
+  if (common::MemarenaConfIsSet()) ApplyDropinConf();
 }
 
 // Cold: never runs at start-up, so it stays out of .text.memarena_startup (docs/dropin.md).

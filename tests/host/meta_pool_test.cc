@@ -63,6 +63,29 @@ TEST(MetaPool, MetaBytesCountsWhatWasHandedOut) {
   EXPECT_LT(grew, 128u + 64u) << "at most a line of padding before it";
 }
 
+// Small records on both sides of a page-aligned block lie side by side: the page-aligned
+// block comes from the chunk's top. From the bottom it had skipped to the next page and the
+// records after it started another, so a small program wrote four pages of metadata (span
+// records, two pages of thread cache, span records) where three hold it.
+TEST(MetaPool, PageAlignedBlocksLeaveTheSmallRecordsSideBySide) {
+  constexpr std::uintptr_t kPage = 4096;
+  // A 1 MiB chunk can end between two records once: three tries, one must find them beside.
+  bool beside = false;
+  for (int attempt = 0; attempt < 3 && !beside; ++attempt) {
+    const auto before = reinterpret_cast<std::uintptr_t>(MetaAllocate(64, kMetaLine));
+    const auto page = reinterpret_cast<std::uintptr_t>(MetaAllocate(2 * kPage, kPage));
+    const auto after = reinterpret_cast<std::uintptr_t>(MetaAllocate(64, kMetaLine));
+    ASSERT_NE(before, 0u);
+    ASSERT_NE(page, 0u);
+    ASSERT_NE(after, 0u);
+    EXPECT_EQ(page % kPage, 0u);
+    EXPECT_TRUE(page + 2 * kPage <= before || before + 64 <= page) << "the blocks overlap";
+    EXPECT_TRUE(page + 2 * kPage <= after || after + 64 <= page) << "the blocks overlap";
+    beside = after == before + 64;
+  }
+  EXPECT_TRUE(beside) << "a page-aligned block came between two small records";
+}
+
 TEST(MetaPool, ThePlainPoolKeepsCacheLineAlignment) {
   MetaPool<PageAndAHalf> pool;
   ASSERT_NE(MetaAllocate(24), nullptr);

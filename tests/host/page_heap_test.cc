@@ -186,6 +186,32 @@ TEST_F(PageHeapTest, ASecondReservationStaysInTheFirstOnesLeafWhenThereIsRoom) {
   ExpectAllReturnedAfterRelease();
 }
 
+// The free rest of the newest reservation writes no slot for its last page: nothing can
+// follow it, and that slot's pagemap page, at the reservation's far end, is one a small
+// program otherwise never writes (4 KiB of its RSS). The next reservation may begin right
+// there (PlacesBeside), so growing writes the slot first, and the two rests then merge.
+TEST_F(PageHeapTest, TheNewestReservationsFarEndKeepsNoSlotUntilTheHeapGrows) {
+  Span* a = New(2);
+  ASSERT_NE(a, nullptr);
+  const std::uintptr_t end = a->first_page + kGrowPages;  // the reservation's end
+  Span* rest = pagemap_->Get(a->first_page + 2);
+  ASSERT_NE(rest, nullptr);
+  ASSERT_EQ(rest->first_page + rest->num_pages, end);
+  EXPECT_EQ(pagemap_->Get(end - 1), nullptr) << "the far end's slot was written";
+  ExpectConsistent();
+  Span* b = New(kGrowPages);  // more than the rest: a second reservation
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(heap_.Stats().num_reserves, 2u);
+  Span* old_rest = pagemap_->Get(a->first_page + 2);
+  ASSERT_NE(old_rest, nullptr);
+  EXPECT_EQ(pagemap_->Get(old_rest->LastPage()), old_rest)
+      << "the first reservation's end is no longer the newest, and its slot is still unwritten";
+  ExpectConsistent();  // names two bordering free spans that did not merge
+  heap_.Delete(a);
+  heap_.Delete(b);
+  ExpectAllReturnedAfterRelease();
+}
+
 TEST_F(PageHeapTest, FreedNeighboursMergeIntoOneSpan) {
   Span* a = New(2);
   Span* b = New(3);
