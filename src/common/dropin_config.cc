@@ -91,7 +91,10 @@ namespace {
 constexpr const char* kConfVariable = "MEMARENA_CONF";
 }  // namespace
 
-bool MemarenaConfIsSet() noexcept { return platform::GetEnv(kConfVariable) != nullptr; }
+bool MemarenaConfIsSet() noexcept {
+  const char* text = platform::GetEnv(kConfVariable);
+  return text != nullptr && *text != '\0';
+}
 
 MemarenaConf MemarenaConfFromEnvironment(std::vector<std::string>& errors) {
   const char* text = platform::GetEnv(kConfVariable);

@@ -55,8 +55,9 @@ MemarenaConf ParseMemarenaConf(std::string_view text, std::vector<std::string>& 
 // The MEMARENA_CONF environment variable through ParseMemarenaConf (defaults when unset).
 MemarenaConf MemarenaConfFromEnvironment(std::vector<std::string>& errors);
 
-// True when MEMARENA_CONF is set. Without it every key keeps its default, so the drop-in's
-// start-up skips the parsing, whose code then stays off the start-up text (docs/dropin.md).
+// True when MEMARENA_CONF is set and not empty. Otherwise every key keeps its default, so the
+// drop-in's start-up skips the parsing, whose code then stays off the start-up text
+// (docs/dropin.md).
 bool MemarenaConfIsSet() noexcept;
 
 }  // namespace memarena::common

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,24 @@ TEST(MemarenaConf, ABadKeySkipsOnlyItselfAndTheValidKeysApply) {
   for (const std::string& e : errors) {
     EXPECT_EQ(e.rfind("MEMARENA_CONF: ", 0), 0u) << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << "one line each: " << e;
+  }
+}
+
+// Only a MEMARENA_CONF with something in it is parsed at start-up; unset or empty, every key
+// keeps its default and the parsing stays off the start-up path (docs/dropin.md).
+TEST(MemarenaConf, OnlyANonEmptyVariableCountsAsSet) {
+  const char* saved = std::getenv("MEMARENA_CONF");
+  const std::string restore = saved != nullptr ? saved : "";
+  ::unsetenv("MEMARENA_CONF");
+  EXPECT_FALSE(common::MemarenaConfIsSet());
+  ::setenv("MEMARENA_CONF", "", 1);
+  EXPECT_FALSE(common::MemarenaConfIsSet());
+  ::setenv("MEMARENA_CONF", "ceiling=1G", 1);
+  EXPECT_TRUE(common::MemarenaConfIsSet());
+  if (saved != nullptr) {
+    ::setenv("MEMARENA_CONF", restore.c_str(), 1);
+  } else {
+    ::unsetenv("MEMARENA_CONF");
   }
 }
 
