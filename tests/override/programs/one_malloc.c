@@ -3,7 +3,8 @@
  * /proc/self/status, read without stdio so the measurement allocates nothing) to stderr as
  * "VmHWM <KiB>". With the argument "text" it writes instead, for each executable mapping of
  * libmemarena_malloc.so, "text <file offset, hex> <resident KiB>": which of the library's
- * code segments the program touched. With "data" it writes "data <pages resident> <pages>"
+ * code segments the program touched; and the same as "rodata" lines for its read-only
+ * mappings (the loader's tables, the constants, RELRO). With "data" it writes "data <pages resident> <pages>"
  * for the library's writable segment (RELRO, .data, .bss): how many of its pages count in
  * the program's RSS. */
 #define _GNU_SOURCE
@@ -32,7 +33,8 @@ static size_t ReadFile(const char* path, char* buffer, size_t capacity) {
   return length;
 }
 
-/* One "text" line per executable mapping of the library, from /proc/self/smaps. */
+/* One "text" line per executable mapping of the library and one "rodata" line per read-only
+ * one, from /proc/self/smaps. */
 static int ReportLibraryText(void) {
   if (ReadFile("/proc/self/smaps", smaps, sizeof smaps) == 0) return 5;
   for (char* line = smaps; line != NULL && *line != '\0';) {
@@ -42,10 +44,11 @@ static int ReportLibraryText(void) {
     char permissions[8] = "";
     if (strstr(line, "libmemarena_malloc") != NULL &&
         sscanf(line, "%*[0-9a-f]-%*[0-9a-f] %7s %lx", permissions, &offset) == 2 &&
-        strcmp(permissions, "r-xp") == 0) {
+        (strcmp(permissions, "r-xp") == 0 || strcmp(permissions, "r--p") == 0)) {
       const char* rss = next != NULL ? strstr(next, "\nRss:") : NULL;
       if (rss == NULL) return 6;
-      printf("text %lx %ld\n", offset, strtol(rss + 5, NULL, 10));
+      printf("%s %lx %ld\n", permissions[2] == 'x' ? "text" : "rodata", offset,
+             strtol(rss + 5, NULL, 10));
     }
     line = next;
   }
