@@ -306,6 +306,32 @@ TEST(DropinFootprint, ATrivialCProgramRunsOnlyTheStartUpText) {
   EXPECT_GT(startup_kib, 0) << "no resident start-up text: " << result.out;
 }
 
+// The metadata chunk (1 MiB, host/meta_pool.cc) of a trivial C program keeps two pages
+// resident: its thread cache, taken from the chunk's top. Its span records (10-12, 64 bytes
+// each) come from the reserve beside the small globals of .bss, a page every process writes
+// anyway; from the chunk's bottom they made it three pages.
+TEST(DropinFootprint, ATrivialCProgramsMetadataChunkHoldsOnlyItsThreadCache) {
+  constexpr long kChunkKib = 1024;
+  constexpr long kThreadCacheKib = 8;
+  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "anon"},
+                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO,
+                                           "MEMARENA_CONF="});
+  ASSERT_EQ(result.status, 0) << result.err;
+  int chunks = 0;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    long size = 0;
+    long kib = 0;
+    if (std::sscanf(line.c_str(), "anon %ld %ld", &size, &kib) != 2 || size != kChunkKib) continue;
+    ++chunks;
+    EXPECT_LE(kib, kThreadCacheKib) << "the metadata chunk keeps " << kib << " KiB resident: "
+                                    << "small records came from it, not the reserve\n"
+                                    << result.out;
+  }
+  EXPECT_EQ(chunks, 1) << "expected one 1 MiB anonymous mapping, the metadata chunk:\n"
+                       << result.out;
+}
+
 // The constants that start-up reads sit in the first segment, beside the loader's tables
 // (.rodata.memarena_startup), and string literals in .rodata, where only a failure's report
 // or the stats read them: a read fault there maps 16 pages (64 KiB) of .rodata at once. This
