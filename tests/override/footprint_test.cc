@@ -275,35 +275,59 @@ TEST(DropinFootprint, TheSegmentsStartUpTouchesKeepTheirPageCounts) {
   }
 }
 
+// The library's mappings of one kind in a trivial C program ("text" or "rodata" lines of
+// `override_one_malloc text`): file offset and resident KiB each, and the program's output.
+struct ResidentMapping {
+  unsigned long offset;
+  long kib;
+};
+std::vector<ResidentMapping> TrivialProgramsMappings(const char* kind, std::string* out) {
+  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "text"},
+                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO});
+  EXPECT_EQ(result.status, 0) << result.err;
+  *out = result.out;
+  const std::string format = std::string(kind) + " %lx %ld";
+  std::vector<ResidentMapping> mappings;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    ResidentMapping mapping{};
+    if (std::sscanf(line.c_str(), format.c_str(), &mapping.offset, &mapping.kib) == 2) {
+      mappings.push_back(mapping);
+    }
+  }
+  return mappings;
+}
+
+// The file offset at which the mapping of `section`'s segment starts, as smaps gives it; 0
+// when the library or the section cannot be read (offset 0 is the ELF header's segment).
+unsigned long MappingOffsetOf(const char* section) {
+  const MappedElf elf(MEMARENA_MALLOC_SO);
+  const Elf64_Shdr* header = elf.ok() ? elf.Section(section) : nullptr;
+  const Elf64_Phdr* segment = header != nullptr ? SegmentOf(elf, header->sh_addr) : nullptr;
+  return segment != nullptr ? segment->p_offset & ~std::uint64_t{4095} : 0;
+}
+
 // What a trivial C program runs lies in the first segment. This fails when a function on the
 // start-up path was renamed or added and so dropped out of the linker script's list: run
 // scripts/startup_functions.sh (it regenerates the lists) and relink.
 TEST(DropinFootprint, ATrivialCProgramRunsOnlyTheStartUpText) {
-  const MappedElf elf(MEMARENA_MALLOC_SO);
-  ASSERT_TRUE(elf.ok()) << "cannot read " << MEMARENA_MALLOC_SO;
-  const Elf64_Phdr* startup = SegmentOf(elf, elf.Section(".text.memarena_startup")->sh_addr);
-  ASSERT_NE(startup, nullptr);
-  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "text"},
-                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO});
-  ASSERT_EQ(result.status, 0) << result.err;
-  int mappings = 0;
+  const unsigned long startup = MappingOffsetOf(".text.memarena_startup");
+  ASSERT_NE(startup, 0u) << "cannot read .text.memarena_startup of " << MEMARENA_MALLOC_SO;
+  std::string out;
+  const std::vector<ResidentMapping> mappings = TrivialProgramsMappings("text", &out);
   long startup_kib = -1;
-  std::istringstream lines(result.out);
-  for (std::string line; std::getline(lines, line);) {
-    unsigned long offset = 0;
-    long kib = 0;
-    if (std::sscanf(line.c_str(), "text %lx %ld", &offset, &kib) != 2) continue;
-    ++mappings;
-    if (offset == (startup->p_offset & ~std::uint64_t{4095})) {
-      startup_kib = kib;
+  for (const ResidentMapping& mapping : mappings) {
+    if (mapping.offset == startup) {
+      startup_kib = mapping.kib;
     } else {
-      EXPECT_EQ(kib, 0) << "the program touched " << kib << " KiB of the library's code at "
-                        << "file offset 0x" << std::hex << offset << ", outside the start-up "
-                        << "segment: rerun scripts/startup_functions.sh\n" << result.out;
+      EXPECT_EQ(mapping.kib, 0) << "the program touched " << mapping.kib << " KiB of the "
+                                << "library's code at file offset 0x" << std::hex
+                                << mapping.offset << ", outside the start-up segment: rerun "
+                                << "scripts/startup_functions.sh\n" << out;
     }
   }
-  EXPECT_GE(mappings, 3) << result.out;
-  EXPECT_GT(startup_kib, 0) << "no resident start-up text: " << result.out;
+  EXPECT_GE(mappings.size(), 3u) << out;
+  EXPECT_GT(startup_kib, 0) << "no resident start-up text: " << out;
 }
 
 // The metadata chunk (1 MiB, host/meta_pool.cc) of a trivial C program keeps two pages
@@ -338,26 +362,18 @@ TEST(DropinFootprint, ATrivialCProgramsMetadataChunkHoldsOnlyItsThreadCache) {
 // fails when start-up reads a literal, as getenv("MEMARENA_CONF") did: give it a name (a
 // named array stays with start-up's constants) or list its section in the linker script.
 TEST(DropinFootprint, ATrivialCProgramMapsNoneOfTheLibrarysRodata) {
-  const MappedElf elf(MEMARENA_MALLOC_SO);
-  ASSERT_TRUE(elf.ok()) << "cannot read " << MEMARENA_MALLOC_SO;
-  const Elf64_Phdr* rodata = SegmentOf(elf, elf.Section(".rodata")->sh_addr);
-  ASSERT_NE(rodata, nullptr);
-  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "text"},
-                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO});
-  ASSERT_EQ(result.status, 0) << result.err;
+  const unsigned long rodata = MappingOffsetOf(".rodata");
+  ASSERT_NE(rodata, 0u) << "cannot read .rodata of " << MEMARENA_MALLOC_SO;
+  std::string out;
   bool found = false;
-  std::istringstream lines(result.out);
-  for (std::string line; std::getline(lines, line);) {
-    unsigned long offset = 0;
-    long kib = 0;
-    if (std::sscanf(line.c_str(), "rodata %lx %ld", &offset, &kib) != 2) continue;
-    if (offset != (rodata->p_offset & ~std::uint64_t{4095})) continue;
+  for (const ResidentMapping& mapping : TrivialProgramsMappings("rodata", &out)) {
+    if (mapping.offset != rodata) continue;
     found = true;
-    EXPECT_EQ(kib, 0) << "the program mapped " << kib << " KiB of the library's .rodata: "
-                      << "start-up read a string literal or a constant outside "
-                      << ".rodata.memarena_startup\n" << result.out;
+    EXPECT_EQ(mapping.kib, 0) << "the program mapped " << mapping.kib << " KiB of the "
+                              << "library's .rodata: start-up read a string literal or a "
+                              << "constant outside .rodata.memarena_startup\n" << out;
   }
-  EXPECT_TRUE(found) << "no mapping of .rodata's segment:\n" << result.out;
+  EXPECT_TRUE(found) << "no mapping of .rodata's segment:\n" << out;
 }
 
 // The pages of the library's writable segment (RELRO, .data, .bss) that count in a trivial C
