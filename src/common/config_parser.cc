@@ -41,9 +41,11 @@ std::size_t ParseSize(std::string_view key, std::string_view value) {
                                   kSizeForm));
   }
   const std::string_view suffix = Trim(std::string_view(ptr, static_cast<std::size_t>(last - ptr)));
+  // Characters, not pointers: a table of pointers is relocated at load, into RELRO, which the
+  // drop-in keeps to two pages (override_footprint_test).
   struct Unit {
-    std::string_view a, b;
-    unsigned shift;
+    char a[3], b[4];
+    unsigned char shift;
   };
   static constexpr Unit kUnits[] = {{"", "b", 0},    {"k", "kib", 10}, {"m", "mib", 20},
                                     {"g", "gib", 30}, {"t", "tib", 40}, {"kb", "kb", 10},
@@ -112,8 +114,8 @@ long long ParseInteger(std::string_view key, std::string_view value, long long m
 
 std::string ShowSize(std::size_t bytes) {
   static constexpr struct {
-    std::string_view suffix;
-    unsigned shift;
+    char suffix[4];  // not a pointer: no relocation (ParseSize's units)
+    unsigned char shift;
   } kUnits[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}};
   for (const auto& unit : kUnits) {
     const std::size_t one = std::size_t{1} << unit.shift;

@@ -88,7 +88,10 @@ MemarenaConf ParseMemarenaConf(std::string_view text, std::vector<std::string>& 
 }
 
 namespace {
-constexpr const char* kConfVariable = "MEMARENA_CONF";
+// An array, not a literal: every process reads it at load (MemarenaConfIsSet), and a named
+// object stays in the drop-in's start-up constants where string literals do not
+// (libmemarena_malloc_startup.ld).
+constexpr char kConfVariable[] = "MEMARENA_CONF";
 }  // namespace
 
 bool MemarenaConfIsSet() noexcept {

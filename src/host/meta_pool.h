@@ -15,9 +15,13 @@ inline constexpr std::size_t kMetaLine = 64;
 // Bump allocation from 1 MiB OS chunks; never freed (recycled by the typed pools below).
 // `bytes` rounds up to a multiple of `alignment` (a power of two, at most the OS page),
 // and the block starts on one. Blocks aligned to 4 KiB or more come from the chunk's top,
-// the others from its bottom, so small records share pages. Returns nullptr when the OS
+// the others from its bottom, so small records share pages; the first 1 KiB of those from a
+// reserve in .bss (meta_pool.cc). Returns nullptr when the OS
 // refuses memory.
 void* MetaAllocate(std::size_t bytes, std::size_t alignment = kMetaLine) noexcept;
+
+// Whether `block` came from the reserve in .bss that serves the first small blocks (tests).
+bool InMetaReserve(const void* block) noexcept;
 
 // Bytes of metadata handed out so far, alignment padding included (not the OS chunks they
 // come from, whose untouched pages cost nothing).

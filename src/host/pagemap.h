@@ -99,13 +99,11 @@ class Pagemap {
   // Leaves must exist.
   void Set(std::uintptr_t page, std::size_t count, Span* span, std::uint8_t size_class) noexcept;
   // Maps the first and last page only, with class 0: enough for a free span's neighbours
-  // to find it. Inline: every split, merge and large block's allocation and free sets a
-  // span's ends, and the call through Set's loop made a quarter of the large-block path's
-  // instructions (testsuite, cachegrind).
-  void SetEnds(Span* span) noexcept {
-    SetFirst(span);
-    if (span->num_pages > 1) SetSlot(span->LastPage(), span, 0);
-  }
+  // to find it. Every split, merge and large block's allocation and free sets a span's ends:
+  // its own call, not Set's loop, which made a quarter of the large-block path's
+  // instructions (testsuite, cachegrind). Not inline: each of its five call sites in the
+  // page heap would carry two slot writes into the start-up text (override_footprint_test).
+  void SetEnds(Span* span) noexcept;
   // The first page only, with class 0 (PageHeap::Insert: a free span at a reservation's
   // open end, which no span follows).
   void SetFirst(Span* span) noexcept { SetSlot(span->first_page, span, 0); }
@@ -133,18 +131,29 @@ class Pagemap {
 
   // One page's slot; its leaf must exist.
   void SetSlot(std::uintptr_t page, Span* span, std::uint64_t entry) noexcept {
-    Leaf* leaf = root_[page >> kLeafBits].load(std::memory_order_relaxed);
+    Leaf* leaf = LeafLocked(page >> kLeafBits);
     Slot& slot = leaf->slot[page & (kLeafLength - 1)];
     __atomic_store_n(&slot.span, span, __ATOMIC_RELAXED);
     __atomic_store_n(&slot.entry, entry, __ATOMIC_RELAXED);
   }
 
-  // The first leaf is also kept beside its index, in two words that do not depend on the
-  // pointer: their loads issue before the pointer arrives, and a pointer in that leaf (all of
+  // The leaf at root index `index` (< kRootLength), or nullptr, for the heap's writers: under
+  // the callers' lock, which also orders the first leaf's words, so relaxed loads and no
+  // range test (a compare and a select; LeafOf's tests would grow start-up's text).
+  Leaf* LeafLocked(std::uintptr_t index) const noexcept {
+    return index + 1 == first_leaf_index_plus_1_.load(std::memory_order_relaxed)
+               ? first_leaf_.load(std::memory_order_relaxed)
+               : root_[index].load(std::memory_order_relaxed);
+  }
+
+  // The first leaf is kept only beside its index, not in the root, in two words that do not
+  // depend on the pointer: their loads issue before the pointer arrives, and a pointer in that leaf (all of
   // a heap whose reservations stay in it) then waits on a compare and one load, not on the
   // root's load before the slot's. A free's list address comes from the entry, and the next
   // allocation's pop waits for its store, so the root load was on a malloc+free pair's chain
   // (issue 12: host_bench's pairs 8.5 -> 6.3-7.7 ns on AMD family 25; tcmalloc's 5.8-6.1).
+  // Its root slot stays empty: a heap above 0x7f00'0000'0000 would write the root's 16th page
+  // for it alone, a page of RSS in every process (issue 12's start-up footprint).
   const Leaf* LeafOf(std::uintptr_t page) const noexcept {
     const std::uintptr_t index = page >> kLeafBits;
     const std::uintptr_t first_index = first_leaf_index_plus_1_.load(std::memory_order_acquire) - 1;
@@ -157,6 +166,7 @@ class Pagemap {
     return root_[index].load(std::memory_order_acquire);
   }
 
+  // The leaves after the first; the first one's slot stays nullptr (LeafOf).
   std::atomic<Leaf*> root_[kRootLength] = {};
   std::atomic<std::size_t> leaves_{0};
   // The first leaf and its root index + 1 (0 until it exists, so the pagemap stays in .bss),

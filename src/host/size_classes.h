@@ -37,10 +37,12 @@ static_assert(kColoredSize + kColorBytes < kColoredSize + kColoredSize / kClasse
               "the colored class stays below the next class (4608)");
 
 struct SizeClassInfo {
+  // Sixteen bytes: the table sits in the drop-in's first read-only segment, which every
+  // program maps (override_footprint_test); 16-bit counts fit (static_assert below kClasses).
   std::uint32_t size = 0;         // object size
-  std::uint32_t pages = 0;        // pages of one span of this class
-  std::uint32_t batch = 0;        // objects moved between a thread cache and central at once
-  std::uint32_t objects = 0;      // objects in one span
+  std::uint16_t pages = 0;        // pages of one span of this class
+  std::uint16_t batch = 0;        // objects moved between a thread cache and central at once
+  std::uint16_t objects = 0;      // objects in one span
   // The span a class makes while it has fewer objects out than one span holds
   // (CentralCache::Remove): the shortest of at least kShortSpanBytes and one object whose
   // tail is at most 1/8 of it (the full span's rule), where that is shorter than the full
@@ -48,8 +50,8 @@ struct SizeClassInfo {
   // partly carved span, not a 128 KiB one (testsuite: 3.1 MiB of never-carved objects).
   // The free's object-start test counts a short span's objects as the class's last ones,
   // so the start of its tail is no object (object_start.h).
-  std::uint32_t short_pages = 0;
-  std::uint32_t short_objects = 0;
+  std::uint16_t short_pages = 0;
+  std::uint16_t short_objects = 0;
   bool aligned_only = false;      // only ClassForAligned hands it out (kColoredSize)
 
   // Objects in a span of this class of `num_pages` pages: `objects` in a full span,
@@ -78,19 +80,19 @@ constexpr SizeClassInfo MakeClass(std::size_t size, bool aligned_only) {
   if (target > (std::size_t{128} << 10)) target = std::size_t{128} << 10;
   std::size_t pages = (target + kPageSize - 1) / kPageSize;
   while ((pages * kPageSize) % size > (pages * kPageSize) / 8) ++pages;
-  c.pages = static_cast<std::uint32_t>(pages);
-  c.objects = static_cast<std::uint32_t>(pages * kPageSize / size);
+  c.pages = static_cast<std::uint16_t>(pages);
+  c.objects = static_cast<std::uint16_t>(pages * kPageSize / size);
   std::size_t short_pages = (std::max(size, kShortSpanBytes) + kPageSize - 1) / kPageSize;
   while (short_pages < pages && (short_pages * kPageSize) % size > (short_pages * kPageSize) / 8) {
     ++short_pages;
   }
   if (short_pages > pages) short_pages = pages;
-  c.short_pages = static_cast<std::uint32_t>(short_pages);
-  c.short_objects = static_cast<std::uint32_t>(short_pages * kPageSize / size);
+  c.short_pages = static_cast<std::uint16_t>(short_pages);
+  c.short_objects = static_cast<std::uint16_t>(short_pages * kPageSize / size);
   std::size_t batch = (std::size_t{64} << 10) / size;
   if (batch < 2) batch = 2;
   if (batch > 32) batch = 32;
-  c.batch = static_cast<std::uint32_t>(batch);
+  c.batch = static_cast<std::uint16_t>(batch);
   return c;
 }
 
@@ -119,6 +121,17 @@ constexpr std::array<SizeClassInfo, kNumClasses + 1> BuildClasses() {
 // Hidden: one copy, addressed RIP-relative (see kSmallTable).
 [[gnu::visibility("hidden")]] inline constexpr std::array<SizeClassInfo, kNumClasses + 1>
     kClasses = BuildClasses();
+static_assert(sizeof(SizeClassInfo) == 16);
+static_assert(
+    [] {
+      for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
+        const SizeClassInfo& c = kClasses[cls];
+        if (c.objects != c.pages * kPageSize / c.size) return false;
+        if (c.short_objects != c.short_pages * kPageSize / c.size) return false;
+      }
+      return true;
+    }(),
+    "a class's object count overflows its 16-bit field");
 
 // Two tables, as tcmalloc: sizes up to 1 KiB in 16-byte steps, larger ones in 128-byte
 // steps (every class above 1 KiB is a multiple of 128, so the lookup is exact).

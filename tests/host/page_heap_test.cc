@@ -548,6 +548,10 @@ TEST(Pagemap, TheFirstLeafAndTheOthersAnswerAlike) {
     spans[i].num_pages = 1;
     pagemap->Set(pages[i], 1, &spans[i], static_cast<std::uint8_t>(i + 2));
   }
+  // The first leaf is not in the root (its page stays untouched): Ensure must still find it.
+  for (const std::uintptr_t page : pages) ASSERT_TRUE(pagemap->Ensure(page, 1));
+  EXPECT_EQ(pagemap->MetadataBytes(), std::size(pages) * Pagemap::kLeafBytes)
+      << "a second Ensure made another leaf";
   std::uintptr_t marks[std::size(pages)];
   for (std::size_t i = 0; i < std::size(pages); ++i) {
     const Pagemap::Lookup found = pagemap->Find(at(pages[i]));

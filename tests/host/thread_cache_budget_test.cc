@@ -345,7 +345,7 @@ TEST(ThreadCacheBudget, BigBlocksReallocMovedAwayFromAreNotCached) {
   ExpectPoolWhole();
   std::size_t refill_leftovers = 0;
   for (std::size_t cls = ClassFor(8 << 10); cls <= ClassFor(kMaxClassRequest); ++cls) {
-    refill_leftovers += std::size_t{ClassInfo(cls).batch - 1} * ClassSize(cls);
+    refill_leftovers += (std::size_t{ClassInfo(cls).batch} - 1) * ClassSize(cls);
   }
   std::thread through_free([&] {
     const std::size_t most = MostCachedWhileACohortGrows([](void* p, std::size_t) { Free(p); });

@@ -244,12 +244,15 @@ TEST(DropinFootprint, TheStartUpTextIsASegmentOfItsOwn) {
 
 // A program maps all of each segment that start-up touches at its first fault there (the
 // fault-around fills the mapping), so their page counts are what every program pays:
-// - the first, read-only segment (the loader's tables and .rodata.memarena_startup): five
+// - the first, read-only segment (the loader's tables and .rodata.memarena_startup): four
 //   pages. An internal-linkage copy of three class tables for the fast paths' RIP-relative
-//   addressing had made it six; the tables are now hidden instead, one copy each.
+//   addressing had made it six; the tables are now hidden instead, one copy each. The
+//   string literals (2.8 KiB of messages) left it for .rodata, and SizeClassInfo's counts
+//   became 16-bit (1.2 KiB less): five pages before.
 // - the start-up text, the PLT included: eight pages. The MEMARENA_CONF parsing runs only
 //   where the variable is set (memarena_conf.h), so it lies elsewhere; with it the segment
-//   was 34.0 KiB, nine pages.
+//   was 34.0 KiB, nine pages. Calls into libc go through the GOT (-fno-plt, src/
+//   CMakeLists.txt), which took 56 of the 73 PLT stubs (0.9 KiB) out of it.
 // A function or table that joins the start-up lists costs a page once a segment grows past
 // its bound.
 TEST(DropinFootprint, TheSegmentsStartUpTouchesKeepTheirPageCounts) {
@@ -259,7 +262,7 @@ TEST(DropinFootprint, TheSegmentsStartUpTouchesKeepTheirPageCounts) {
   const struct {
     const char* section;
     std::uint64_t max_pages;
-  } kBounds[] = {{".rodata.memarena_startup", 5}, {".text.memarena_startup", 8}};
+  } kBounds[] = {{".rodata.memarena_startup", 4}, {".text.memarena_startup", 8}};
   for (const auto& bound : kBounds) {
     const Elf64_Shdr* section = elf.Section(bound.section);
     ASSERT_NE(section, nullptr) << "no " << bound.section << ": was the linker script dropped?";
@@ -272,46 +275,118 @@ TEST(DropinFootprint, TheSegmentsStartUpTouchesKeepTheirPageCounts) {
   }
 }
 
+// The library's mappings of one kind in a trivial C program ("text" or "rodata" lines of
+// `override_one_malloc text`): file offset and resident KiB each, and the program's output.
+struct ResidentMapping {
+  unsigned long offset;
+  long kib;
+};
+std::vector<ResidentMapping> TrivialProgramsMappings(const char* kind, std::string* out) {
+  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "text"},
+                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO});
+  EXPECT_EQ(result.status, 0) << result.err;
+  *out = result.out;
+  const std::string format = std::string(kind) + " %lx %ld";
+  std::vector<ResidentMapping> mappings;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    ResidentMapping mapping{};
+    if (std::sscanf(line.c_str(), format.c_str(), &mapping.offset, &mapping.kib) == 2) {
+      mappings.push_back(mapping);
+    }
+  }
+  return mappings;
+}
+
+// The file offset at which the mapping of `section`'s segment starts, as smaps gives it; 0
+// when the library or the section cannot be read (offset 0 is the ELF header's segment).
+unsigned long MappingOffsetOf(const char* section) {
+  const MappedElf elf(MEMARENA_MALLOC_SO);
+  const Elf64_Shdr* header = elf.ok() ? elf.Section(section) : nullptr;
+  const Elf64_Phdr* segment = header != nullptr ? SegmentOf(elf, header->sh_addr) : nullptr;
+  return segment != nullptr ? segment->p_offset & ~std::uint64_t{4095} : 0;
+}
+
 // What a trivial C program runs lies in the first segment. This fails when a function on the
 // start-up path was renamed or added and so dropped out of the linker script's list: run
 // scripts/startup_functions.sh (it regenerates the lists) and relink.
 TEST(DropinFootprint, ATrivialCProgramRunsOnlyTheStartUpText) {
-  const MappedElf elf(MEMARENA_MALLOC_SO);
-  ASSERT_TRUE(elf.ok()) << "cannot read " << MEMARENA_MALLOC_SO;
-  const Elf64_Phdr* startup = SegmentOf(elf, elf.Section(".text.memarena_startup")->sh_addr);
-  ASSERT_NE(startup, nullptr);
-  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "text"},
-                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO});
-  ASSERT_EQ(result.status, 0) << result.err;
-  int mappings = 0;
+  const unsigned long startup = MappingOffsetOf(".text.memarena_startup");
+  ASSERT_NE(startup, 0u) << "cannot read .text.memarena_startup of " << MEMARENA_MALLOC_SO;
+  std::string out;
+  const std::vector<ResidentMapping> mappings = TrivialProgramsMappings("text", &out);
   long startup_kib = -1;
-  std::istringstream lines(result.out);
-  for (std::string line; std::getline(lines, line);) {
-    unsigned long offset = 0;
-    long kib = 0;
-    if (std::sscanf(line.c_str(), "text %lx %ld", &offset, &kib) != 2) continue;
-    ++mappings;
-    if (offset == (startup->p_offset & ~std::uint64_t{4095})) {
-      startup_kib = kib;
+  for (const ResidentMapping& mapping : mappings) {
+    if (mapping.offset == startup) {
+      startup_kib = mapping.kib;
     } else {
-      EXPECT_EQ(kib, 0) << "the program touched " << kib << " KiB of the library's code at "
-                        << "file offset 0x" << std::hex << offset << ", outside the start-up "
-                        << "segment: rerun scripts/startup_functions.sh\n" << result.out;
+      EXPECT_EQ(mapping.kib, 0) << "the program touched " << mapping.kib << " KiB of the "
+                                << "library's code at file offset 0x" << std::hex
+                                << mapping.offset << ", outside the start-up segment: rerun "
+                                << "scripts/startup_functions.sh\n" << out;
     }
   }
-  EXPECT_GE(mappings, 3) << result.out;
-  EXPECT_GT(startup_kib, 0) << "no resident start-up text: " << result.out;
+  EXPECT_GE(mappings.size(), 3u) << out;
+  EXPECT_GT(startup_kib, 0) << "no resident start-up text: " << out;
+}
+
+// The metadata chunk (1 MiB, host/meta_pool.cc) of a trivial C program keeps two pages
+// resident: its thread cache, taken from the chunk's top. Its span records (10-12, 64 bytes
+// each) come from the reserve beside the small globals of .bss, a page every process writes
+// anyway; from the chunk's bottom they made it three pages.
+TEST(DropinFootprint, ATrivialCProgramsMetadataChunkHoldsOnlyItsThreadCache) {
+  constexpr long kChunkKib = 1024;
+  constexpr long kThreadCacheKib = 8;
+  const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "anon"},
+                                          {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO,
+                                           "MEMARENA_CONF="});
+  ASSERT_EQ(result.status, 0) << result.err;
+  int chunks = 0;
+  std::istringstream lines(result.out);
+  for (std::string line; std::getline(lines, line);) {
+    long size = 0;
+    long kib = 0;
+    if (std::sscanf(line.c_str(), "anon %ld %ld", &size, &kib) != 2 || size != kChunkKib) continue;
+    ++chunks;
+    EXPECT_LE(kib, kThreadCacheKib) << "the metadata chunk keeps " << kib << " KiB resident: "
+                                    << "small records came from it, not the reserve\n"
+                                    << result.out;
+  }
+  EXPECT_EQ(chunks, 1) << "expected one 1 MiB anonymous mapping, the metadata chunk:\n"
+                       << result.out;
+}
+
+// The constants that start-up reads sit in the first segment, beside the loader's tables
+// (.rodata.memarena_startup), and string literals in .rodata, where only a failure's report
+// or the stats read them: a read fault there maps 16 pages (64 KiB) of .rodata at once. This
+// fails when start-up reads a literal, as getenv("MEMARENA_CONF") did: give it a name (a
+// named array stays with start-up's constants) or list its section in the linker script.
+TEST(DropinFootprint, ATrivialCProgramMapsNoneOfTheLibrarysRodata) {
+  const unsigned long rodata = MappingOffsetOf(".rodata");
+  ASSERT_NE(rodata, 0u) << "cannot read .rodata of " << MEMARENA_MALLOC_SO;
+  std::string out;
+  bool found = false;
+  for (const ResidentMapping& mapping : TrivialProgramsMappings("rodata", &out)) {
+    if (mapping.offset != rodata) continue;
+    found = true;
+    EXPECT_EQ(mapping.kib, 0) << "the program mapped " << mapping.kib << " KiB of the "
+                              << "library's .rodata: start-up read a string literal or a "
+                              << "constant outside .rodata.memarena_startup\n" << out;
+  }
+  EXPECT_TRUE(found) << "no mapping of .rodata's segment:\n" << out;
 }
 
 // The pages of the library's writable segment (RELRO, .data, .bss) that count in a trivial C
-// program's RSS: two of RELRO and two of .data (relocated at load), the pagemap's root page
-// and its last (which the central lists of classes 1-29 share: the linker script starts the
-// pagemap on a page), one more page of those lists, and the small globals' page. Reads of untouched .bss (the empty thread cache, the other
-// classes' lists) map the shared zero page, which RSS does not count. Each class's central
+// program's RSS: two of RELRO and two of .data (relocated at load), the pagemap's last page
+// (its first-leaf words, which the central lists of classes 1-29 share: the linker script
+// starts the pagemap on a page), one more page of those lists, and the small globals' page.
+// Reads of untouched .bss (the empty thread cache, the other classes' lists, the root) map
+// the shared zero page, which RSS does not count. The first leaf's root slot, alone on the
+// root's 16th page for a heap near 0x7f.., made it 8 (Pagemap::LeafOf). Each class's central
 // list is one line pair (ClassList, central_cache.h): with its transfer batches inline, 320
-// bytes a class, the same program kept 9 pages resident, and 11 at exit against 9 now.
-TEST(DropinFootprint, ATrivialCProgramKeepsEightPagesOfTheLibrarysDataResident) {
-  constexpr long kResidentPages = 8;
+// bytes a class, the same program kept 9 pages resident.
+TEST(DropinFootprint, ATrivialCProgramKeepsSevenPagesOfTheLibrarysDataResident) {
+  constexpr long kResidentPages = 7;
   const ProcessResult result = RunProcess({MEMARENA_ONE_MALLOC, "data"},
                                           {std::string("LD_PRELOAD=") + MEMARENA_MALLOC_SO,
                                            "MEMARENA_CONF="});

@@ -3,9 +3,11 @@
  * /proc/self/status, read without stdio so the measurement allocates nothing) to stderr as
  * "VmHWM <KiB>". With the argument "text" it writes instead, for each executable mapping of
  * libmemarena_malloc.so, "text <file offset, hex> <resident KiB>": which of the library's
- * code segments the program touched. With "data" it writes "data <pages resident> <pages>"
+ * code segments the program touched; and the same as "rodata" lines for its read-only
+ * mappings (the loader's tables, the constants, RELRO). With "data" it writes "data <pages resident> <pages>"
  * for the library's writable segment (RELRO, .data, .bss): how many of its pages count in
- * the program's RSS. */
+ * the program's RSS. With "anon" it writes "anon <size KiB> <resident KiB>" for each
+ * anonymous mapping (the heap's reservation, the pagemap's leaf, the metadata chunk). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>
@@ -32,7 +34,8 @@ static size_t ReadFile(const char* path, char* buffer, size_t capacity) {
   return length;
 }
 
-/* One "text" line per executable mapping of the library, from /proc/self/smaps. */
+/* One "text" line per executable mapping of the library and one "rodata" line per read-only
+ * one, from /proc/self/smaps. */
 static int ReportLibraryText(void) {
   if (ReadFile("/proc/self/smaps", smaps, sizeof smaps) == 0) return 5;
   for (char* line = smaps; line != NULL && *line != '\0';) {
@@ -42,10 +45,30 @@ static int ReportLibraryText(void) {
     char permissions[8] = "";
     if (strstr(line, "libmemarena_malloc") != NULL &&
         sscanf(line, "%*[0-9a-f]-%*[0-9a-f] %7s %lx", permissions, &offset) == 2 &&
-        strcmp(permissions, "r-xp") == 0) {
+        (strcmp(permissions, "r-xp") == 0 || strcmp(permissions, "r--p") == 0)) {
       const char* rss = next != NULL ? strstr(next, "\nRss:") : NULL;
       if (rss == NULL) return 6;
-      printf("text %lx %ld\n", offset, strtol(rss + 5, NULL, 10));
+      printf("%s %lx %ld\n", permissions[2] == 'x' ? "text" : "rodata", offset,
+             strtol(rss + 5, NULL, 10));
+    }
+    line = next;
+  }
+  return 0;
+}
+
+/* One "anon" line per anonymous mapping (no path, not [heap] or [stack]), from smaps. */
+static int ReportAnonymousMappings(void) {
+  if (ReadFile("/proc/self/smaps", smaps, sizeof smaps) == 0) return 5;
+  for (char* line = smaps; line != NULL && *line != '\0';) {
+    char* next = strchr(line, '\n');
+    if (next != NULL) *next++ = '\0';
+    char path[8] = "";
+    unsigned long lo = 0;
+    unsigned long hi = 0;
+    if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %7s", &lo, &hi, path) >= 2 && path[0] == '\0') {
+      const char* rss = next != NULL ? strstr(next, "\nRss:") : NULL;
+      if (rss == NULL) return 6;
+      printf("anon %lu %ld\n", (hi - lo) / 1024, strtol(rss + 5, NULL, 10));
     }
     line = next;
   }
@@ -114,6 +137,7 @@ int main(int argc, char** argv) {
   free(text);
   if (argc > 1 && strcmp(argv[1], "text") == 0) return ReportLibraryText();
   if (argc > 1 && strcmp(argv[1], "data") == 0) return ReportLibraryData();
+  if (argc > 1 && strcmp(argv[1], "anon") == 0) return ReportAnonymousMappings();
 
   char status[16384];
   if (ReadFile("/proc/self/status", status, sizeof status) == 0) return 2;
