@@ -151,7 +151,7 @@ void Carve(Span& span, std::size_t size, const void* carver, int goal, bool line
 int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
                          Failure* failure, CarveEnd carve_end, const void* carver) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
-  ClassList& list = lists_[cls];
+  ClassList& list = ListOf(cls);
   Chain chain;
   SpinLockHolder hold(list.lock);
   if (static_cast<std::uint32_t>(count) == info.batch && list.num_batches != 0) {
@@ -203,7 +203,7 @@ int CentralCache::Remove(std::size_t cls, int count, void** head, void** tail,
 
 int CentralCache::RemoveFreed(std::size_t cls, int count, void** head, void** tail) noexcept {
   const SizeClassInfo& info = ClassInfo(cls);
-  ClassList& list = lists_[cls];
+  ClassList& list = ListOf(cls);
   Chain chain;
   SpinLockHolder hold(list.lock);
   if (list.num_batches != 0) {
@@ -250,7 +250,7 @@ std::size_t CentralCache::BatchSlots(std::size_t cls) noexcept {
 
 void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
                           BatchTo batch_to) noexcept {
-  ClassList& list = lists_[cls];
+  ClassList& list = ListOf(cls);
   SpinLockHolder hold(list.lock);
   if (batch_to == BatchTo::kTransferCache &&
       static_cast<std::uint32_t>(count) == ClassInfo(cls).batch &&
@@ -265,7 +265,7 @@ void CentralCache::Insert(std::size_t cls, void* head, void* tail, int count,
 
 void CentralCache::Drain() noexcept {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    ClassList& list = lists_[cls];
+    ClassList& list = ListOf(cls);
     SpinLockHolder hold(list.lock);
     const int count = static_cast<int>(ClassInfo(cls).batch);
     while (list.num_batches != 0) {
@@ -316,7 +316,7 @@ void CentralCache::InsertObjects(ClassList& list, std::size_t cls, void* head,
 }
 
 std::size_t CentralCache::FreeObjects(std::size_t cls, std::size_t* uncarved) const noexcept {
-  const ClassList& list = lists_[cls];
+  const ClassList& list = ListOf(cls);
   SpinLockHolder hold(list.lock);
   // ClassList's invariant: free_objects = freed + the objects not yet carved.
   if (uncarved != nullptr) {
@@ -327,7 +327,7 @@ std::size_t CentralCache::FreeObjects(std::size_t cls, std::size_t* uncarved) co
 
 const char* CentralCache::CheckInvariants() const noexcept {
   for (std::size_t cls = 1; cls <= kNumClasses; ++cls) {
-    const ClassList& list = lists_[cls];
+    const ClassList& list = ListOf(cls);
     SpinLockHolder hold(list.lock);
     if (const char* problem = CheckClass(list, cls)) return problem;
   }

@@ -5,6 +5,7 @@
 // thread and allocated on another then moves in O(1), without touching span metadata.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +29,40 @@ enum class BatchTo : std::uint8_t {
   kTransferCache,  // kept whole for the next thread that asks for a batch (spans if full)
   kSpans,          // back to its spans: a span all of whose objects came back is freed
 };
+
+namespace central_detail {
+// Where class `cls`'s list sits in CentralCache::lists_. The process's central cache starts
+// a page after the pagemap's tail (libmemarena_malloc_startup.ld), so slots 0-29 share the
+// page that every process writes, and slots 30-61 the next. The class of a 4 KiB block
+// (stdio's buffer: 4096 + kColorBytes) trades places with class 29 (832 B), so a program
+// whose other blocks are small writes one page of lists, not two
+// (DropinFootprint.ATrivialCProgramKeepsSixPagesOfTheLibrarysDataResident).
+inline constexpr std::size_t kPageSharingSlot = 29;
+inline constexpr std::size_t kStdioBufferClass = detail::kLargeTable[(kColoredSize + 127) >> 7];
+static_assert(kStdioBufferClass > kPageSharingSlot &&
+              detail::kClasses[kStdioBufferClass].size == kColoredSize + kColorBytes);
+// A table, not two compares: one load at each of the central cache's uses, where the
+// compares and selects made the start-up text 384 bytes longer (override_footprint_test).
+// Hidden, as the class tables: one copy, addressed RIP-relative.
+[[gnu::visibility("hidden")]] inline constexpr auto kListSlots = [] {
+  std::array<std::uint8_t, kNumClasses + 1> slots{};
+  for (std::size_t cls = 0; cls <= kNumClasses; ++cls) {
+    slots[cls] = static_cast<std::uint8_t>(cls == kStdioBufferClass   ? kPageSharingSlot
+                                           : cls == kPageSharingSlot ? kStdioBufferClass
+                                                                     : cls);
+  }
+  return slots;
+}();
+static_assert(
+    [] {
+      for (std::size_t cls = 0; cls <= kNumClasses; ++cls) {
+        if (kListSlots[cls] > kNumClasses || kListSlots[kListSlots[cls]] != cls) return false;
+      }
+      return true;
+    }(),
+    "kListSlots gives each class a slot of its own");
+inline std::size_t ListSlot(std::size_t cls) noexcept { return kListSlots[cls]; }
+}  // namespace central_detail
 
 class CentralCache {
  public:
@@ -82,7 +117,7 @@ class CentralCache {
   // Whether class `cls` holds objects that came back (RemoveFreed's supply), read without
   // the lock: a hint, exact only while no other thread moves objects of the class.
   bool MayHaveFreed(std::size_t cls) const noexcept {
-    return lists_[cls].freed.load(std::memory_order_relaxed) != 0;
+    return ListOf(cls).freed.load(std::memory_order_relaxed) != 0;
   }
 
   // Gives back `count` objects of class `cls` linked through their first word from
@@ -156,6 +191,11 @@ class CentralCache {
   struct alignas(kCarveAlignBytes) TransferSlots {
     Batch batches[kMaxBatches - kNearBatches] = {};
   };
+
+  ClassList& ListOf(std::size_t cls) noexcept { return lists_[central_detail::ListSlot(cls)]; }
+  const ClassList& ListOf(std::size_t cls) const noexcept {
+    return lists_[central_detail::ListSlot(cls)];
+  }
 
   static std::size_t BatchSlots(std::size_t cls) noexcept;
   static const char* CheckClass(const ClassList& list, std::size_t cls) noexcept
