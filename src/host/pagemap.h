@@ -147,9 +147,9 @@ class Pagemap {
   }
 
   // The first leaf is kept only beside its index, not in the root, in two words that do not
-  // depend on the pointer: their loads issue before the pointer arrives, and a pointer in that leaf (all of
-  // a heap whose reservations stay in it) then waits on a compare and one load, not on the
-  // root's load before the slot's. A free's list address comes from the entry, and the next
+  // depend on the pointer: their loads issue before the pointer arrives, and a pointer in
+  // that leaf (all of a heap whose reservations stay in it) then waits on a compare and one
+  // load, not on the root's load before the slot's. A free's list address comes from the entry, and the next
   // allocation's pop waits for its store, so the root load was on a malloc+free pair's chain
   // (issue 12: host_bench's pairs 8.5 -> 6.3-7.7 ns on AMD family 25; tcmalloc's 5.8-6.1).
   // Its root slot stays empty: a heap above 0x7f00'0000'0000 would write the root's 16th page

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 namespace memarena::host {
 namespace {
@@ -84,6 +86,32 @@ TEST(MetaPool, PageAlignedBlocksLeaveTheSmallRecordsSideBySide) {
     beside = after == before + 64;
   }
   EXPECT_TRUE(beside) << "a page-aligned block came between two small records";
+}
+
+// In a fresh process (the death test's "threadsafe" style runs it in a new one, where nothing
+// used the metadata yet) the first 16 records of 64 bytes come from the 1 KiB reserve in .bss
+// and the next from a chunk; a page-aligned block never comes from the reserve.
+TEST(MetaPoolDeathTest, TheFirstSmallRecordsComeFromTheReserveInBss) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        int in_reserve = 0;
+        bool left = false;
+        bool came_back = false;
+        for (int i = 0; i < 64; ++i) {
+          if (InMetaReserve(MetaAllocate(64, kMetaLine))) {
+            ++in_reserve;
+            came_back = came_back || left;
+          } else {
+            left = true;
+          }
+        }
+        const bool page_outside = !InMetaReserve(MetaAllocate(4096, 4096));
+        std::fprintf(stderr, "in reserve %d, came back %d, page outside %d\n", in_reserve,
+                     came_back, page_outside);
+        std::_Exit(in_reserve == 16 && !came_back && page_outside ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
 }
 
 TEST(MetaPool, ThePlainPoolKeepsCacheLineAlignment) {
