@@ -2,6 +2,7 @@
 // SetCeiling/Ceiling/ReleaseUnusedSpans of memarena/host.h.
 #include <fmt/format.h>
 
+#include <exception>
 #include <new>
 #include <span>
 #include <string_view>
@@ -99,15 +100,28 @@ class HostHeapAllocator final : public Allocator {
 };
 
 // Every valid key applies; each bad one is reported on its own line and skipped (one bad
-// key must not cost the process a valid ceiling).
-[[gnu::noinline]] HostConfig HostConfigFromEnvironment() {
-  std::vector<std::string> errors;
-  const common::MemarenaConf conf = common::MemarenaConfFromEnvironment(errors);
-  for (const std::string& error : errors) {
-    const std::string line = fmt::format("memarena: {}; skipped, the other keys apply\n", error);
-    platform::WriteStderr(line.data(), line.size());
+// key must not cost the process a valid ceiling). Noexcept: the drop-in builds the heap at
+// load, where an exception (the parse's strings out of memory) would end the process; it
+// is reported and the host keys keep their defaults instead.
+[[gnu::noinline]] HostConfig HostConfigFromEnvironment() noexcept {
+  try {
+    std::vector<std::string> errors;
+    const common::MemarenaConf conf = common::MemarenaConfFromEnvironment(errors);
+    for (const std::string& error : errors) {
+      const std::string line = fmt::format("memarena: {}; skipped, the other keys apply\n", error);
+      platform::WriteStderr(line.data(), line.size());
+    }
+    return conf.host;
+  } catch (const std::exception& e) {
+    // No formatting: it would allocate again.
+    constexpr std::string_view kBefore = "memarena: MEMARENA_CONF could not be applied (";
+    constexpr std::string_view kAfter = "); the host keys keep their defaults\n";
+    const std::string_view what = e.what();
+    platform::WriteStderr(kBefore.data(), kBefore.size());
+    platform::WriteStderr(what.data(), what.size());
+    platform::WriteStderr(kAfter.data(), kAfter.size());
+    return HostConfig{};
   }
-  return conf.host;
 }
 
 // Without MEMARENA_CONF, the defaults: the parsing does not run at start-up (memarena_conf.h).
